@@ -1,0 +1,3 @@
+from accelopt_graph.cli import main
+
+main()

@@ -1,0 +1,109 @@
+"""The evaluation contract every backend implements (architecture.md, "Contracts").
+
+A backend takes a task and a candidate kernel's source and returns an `EvalResult`: compiled,
+checked on every seed, timed and profiled. `source` says whether numbers were measured on
+hardware or estimated by the simulator, so a simulated number is never reported as measured.
+"""
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class EvalStatus(str, Enum):
+    """The closed set of outcomes of one evaluation."""
+
+    OK = "ok"
+    NO_CODE = "no_code"
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    INCORRECT = "incorrect"
+    TIMEOUT = "timeout"
+    BENCH_ERROR = "bench_error"
+    REJECTED = "rejected"
+
+
+Source = Literal["hardware", "simulator"]
+
+
+class EvalResult(BaseModel):
+    """Outcome of compiling, checking, timing and profiling one kernel on one backend."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: EvalStatus
+    latency_ms: float | None = None
+    latency_stats: dict[str, float] = Field(default_factory=dict)  # mean/min/max/std/spread
+    counters: dict[str, float] = Field(default_factory=dict)  # neuron-profile field names
+    percent_of_peak: float | None = None
+    peak_latency_ms: float | None = None
+    error: str = ""  # the text the LLM (planner/fixer) sees; tail only, never unbounded
+    source: Source = "simulator"
+    hardware: str = "trn1"
+    backend: str = "nkisim"
+    code_hash: str = ""
+    rel_l2: float | None = None  # worst relative L2 error over the checked seeds
+    seeds: tuple[int, ...] = ()
+    wall_s: float | None = None  # time the evaluation itself took
+    details: dict[str, Any] = Field(default_factory=dict)  # backend-specific extras (flags, files)
+
+    @property
+    def is_correct(self) -> bool:
+        return self.status is EvalStatus.OK and self.latency_ms is not None
+
+
+class EvalSettings(BaseModel):
+    """Backend settings that change an evaluation's result; part of the evaluation cache key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: str = "nkisim"
+    hardware: Literal["trn1", "trn2"] = "trn1"
+    seeds: tuple[int, ...] = (0, 21, 42, 63, 84)
+    timeout_s: float = 600.0
+    memory_limit_mb: int = 8192
+    # hardware timing protocol (algorithm.md "Correctness and timing")
+    warmup: int = 2
+    iters: int = 10
+    max_repeats: int = 3
+    max_spread: float = 0.01
+    simulate_first: bool = False  # neuron backend: functional pre-check with nki.simulate_kernel
+
+
+@runtime_checkable
+class KernelTask(Protocol):
+    """What a backend needs to know about a task (implemented by `accelopt_graph.nkibench`).
+
+    Inputs and reference outputs are in the kernel's layout. Reference outputs are computed in
+    the trusted process only and never handed to the process that runs the candidate.
+    """
+
+    name: str
+    version: int
+    rtol: float
+
+    def kernel_inputs(self, seed: int, case: str | None = None) -> list[np.ndarray]: ...
+
+    def reference_outputs(self, seed: int, case: str | None = None) -> list[np.ndarray]: ...
+
+    def check_cases(self) -> Sequence[tuple[int, str | None]]:
+        """(seed, adversarial case or None) pairs a correct kernel must pass."""
+        ...
+
+    def peak_latency_ms(self, hardware: str) -> float: ...
+
+
+@runtime_checkable
+class KernelBackend(Protocol):
+    """Compile, check, time and profile kernels for one kind of accelerator."""
+
+    name: str
+
+    def evaluate(self, task: KernelTask, code: str, settings: EvalSettings) -> EvalResult: ...
+
+    def hardware_info(self, hardware: str) -> Mapping[str, Any]:
+        """Peaks and the knowledge-pack name the prompts use."""
+        ...
