@@ -19,10 +19,12 @@ def _root() -> None:
 def _register_rooms() -> None:
     from accelopt_graph.memory.cli import register as register_memory
     from accelopt_graph.nkibench.cli import register as register_nkibench
+    from accelopt_graph.nkibench.profile_cli import register as register_profile
     from accelopt_graph.tools.cli import register as register_tools
 
     register_tools(app)
     register_nkibench(app)
+    register_profile(app)
     register_memory(app)
 
 
