@@ -1,10 +1,19 @@
-"""The experience item: one slow -> fast (or fast -> slow) kernel rewrite, summarized (paper: optimization memory)."""
+"""The experience item: one slow -> fast (or fast -> slow) kernel rewrite, summarized (paper: optimization memory).
+
+Items carry their provenance and an id derived from content + provenance, so writing the same item
+twice (a resumed run, an import) stores it once.
+"""
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+Polarity = Literal["positive", "negative"]
 
 
 class Provenance(BaseModel):
@@ -30,7 +39,7 @@ class Experience(BaseModel):
     slow_code: str
     fast_code: str
     speedup: float
-    polarity: Literal["positive", "negative"]
+    polarity: Polarity
     title: str
     description: str
     snippet_before: str = ""
@@ -42,3 +51,44 @@ class Experience(BaseModel):
     backend: str = "nkisim"
     provenance: Provenance = Field(default_factory=Provenance)
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def source_key(self) -> tuple[str, str]:
+        """The (parent, plan) an item was drawn from; retrieval shows at most one item per source."""
+        return (self.provenance.parent_id, self.provenance.plan_id)
+
+    def content_id(self) -> str:
+        """Return the id derived from content and provenance (creation time and `id` excluded)."""
+        payload = self.model_dump(mode="json", exclude={"id", "created_at"})
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        return f"exp-{digest[:24]}"
+
+    def with_id(self) -> Experience:
+        """Return this item with its content id filled in (unchanged when it already has one)."""
+        if self.id:
+            return self
+        return Experience.model_validate({**self.model_dump(), "id": self.content_id()})
+
+    def to_planner_text(self) -> str:
+        """Render the item for the planner prompt; a negative item reads as a warning, not a recipe."""
+        where = f" on {self.task}" if self.task else ""
+        if self.polarity == "positive":
+            head = f"**{self.title}** (made the kernel {self.speedup:.2f}x faster{where})"
+            labels = ("Original", "Optimized")
+        else:
+            # Project default (algorithm.md, "Choosing experience pairs"): keep negatives explicit
+            # instead of the reference code's flip, so the planner learns what to avoid.
+            slowdown = 1.0 / self.speedup if self.speedup > 0 else float("inf")
+            head = (f"**Avoid: {self.title}** (this made the kernel {slowdown:.2f}x slower{where}; "
+                    "avoid it or do the reverse)")
+            labels = ("Before", "After (slower)")
+        parts = [head, self.description.strip()]
+        if self.snippet_before or self.snippet_after:
+            parts.append(f"{labels[0]}:\n```python\n{self.snippet_before.strip()}\n```")
+            parts.append(f"{labels[1]}:\n```python\n{self.snippet_after.strip()}\n```")
+        return "\n".join(p for p in parts if p)
+
+
+def format_experiences(items: Sequence[Experience]) -> str:
+    """Render retrieved items as the planner's numbered experience section ("" when there are none)."""
+    return "\n\n".join(f"### Experience {i}\n{item.to_planner_text()}" for i, item in enumerate(items, 1))
