@@ -6,6 +6,9 @@ hardware or estimated by the simulator, so a simulated number is never reported 
 """
 from __future__ import annotations
 
+import ast
+import hashlib
+import re
 from enum import Enum
 from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -71,6 +74,8 @@ class EvalSettings(BaseModel):
     max_repeats: int = 3
     max_spread: float = 0.01
     simulate_first: bool = False  # neuron backend: functional pre-check with nki.simulate_kernel
+    # sandbox (tools/sandbox.py): cap on the bytes the kernel's process may write (outputs, logs)
+    output_limit_mb: int = 1024
 
 
 @runtime_checkable
@@ -79,6 +84,8 @@ class KernelTask(Protocol):
 
     Inputs and reference outputs are in the kernel's layout. Reference outputs are computed in
     the trusted process only and never handed to the process that runs the candidate.
+    Optional: `forbidden_dtypes` (names such as "bfloat16"; precision rule); backends read it
+    with `getattr(task, "forbidden_dtypes", ())` so tasks without it still satisfy the protocol.
     """
 
     name: str
@@ -107,3 +114,30 @@ class KernelBackend(Protocol):
     def hardware_info(self, hardware: str) -> Mapping[str, Any]:
         """Peaks and the knowledge-pack name the prompts use."""
         ...
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def normalized_code_hash(code: str) -> str:
+    """Return a hash of the kernel's code that ignores comments, docstrings and layout.
+
+    Parseable code is hashed through its AST (no line numbers), so reformatting or re-commenting
+    a kernel hits the evaluation cache; unparseable code falls back to its text with comments and
+    blank space removed, so a syntax error is still cached per distinct attempt.
+    """
+    try:
+        canonical = ast.dump(_strip_docstrings(ast.parse(code)), annotate_fields=False,
+                             include_attributes=False)
+        prefix = "ast:"
+    except (SyntaxError, ValueError):
+        lines = (re.sub(r"#.*$", "", line).rstrip() for line in code.splitlines())
+        canonical = "\n".join(line for line in lines if line.strip())
+        prefix = "text:"
+    return hashlib.sha256((prefix + canonical).encode()).hexdigest()[:32]

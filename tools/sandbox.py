@@ -1,0 +1,239 @@
+"""Run one untrusted kernel in its own confined process and bring back only data (issue 7, sandbox).
+
+`run_isolated(job)` spawns `python -I -m accelopt_graph.tools.sandbox_child` in a fresh temporary
+directory and a new session, with inputs as .npy files. A wall-clock timeout kills the whole process
+group, and a sweep kills any process that still carries this run's token (a forked child that left
+the group). The child confines itself (tools/confine.py) before loading the kernel. What comes back
+is checked data: arrays loaded without pickle and size-capped, a JSON trace, the tail of its logs.
+Correctness, latency and the verdict are computed by the caller from this data, never by the child.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import numpy as np
+
+from accelopt_graph.tools.nkisim.trace import TraceEvent
+from accelopt_graph.tools.trace_wire import TraceFormatError, decode_trace
+
+RunStatus = Literal["ok", "compile_error", "runtime_error", "timeout", "sandbox_error"]
+ERROR_TAIL_CHARS = 4000
+_TOKEN_VAR = "ACCELOPT_SANDBOX_RUN"
+# One thread per sandbox: a device slot is one CPU worker, and OpenBLAS's per-thread buffers
+# would otherwise eat the address-space limit.
+_THREAD_ENV = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                "NUMEXPR_NUM_THREADS")}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxLimits:
+    """Limits on one sandboxed evaluation (all cases of one kernel together)."""
+
+    timeout_s: float = 600.0
+    memory_limit_mb: int = 8192
+    output_limit_mb: int = 1024
+    max_trace_events: int = 5_000_000
+    confine: bool = True  # OS confinement (rlimits, seccomp, Landlock); off only in tests
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0 or self.memory_limit_mb <= 0 or self.output_limit_mb <= 0:
+            raise ValueError(f"SandboxLimits: limits must be positive, got {self}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxJob:
+    """Everything the sandbox process gets: code and inputs, never reference outputs."""
+
+    code: str
+    cases: Sequence[Sequence[Any]]  # inputs per case, in the kernel's argument order
+    engine: str = "nkisim"
+    kernel_name: str = "kernel"
+    trace_cases: frozenset[int] = frozenset()  # cases whose instruction trace comes back
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    env: dict[str, str] = field(default_factory=dict)  # e.g. NEURON_RT_VISIBLE_CORES
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseRun:
+    """What one case returned: outputs, the inputs as the kernel left them, maybe a trace."""
+
+    status: RunStatus
+    error: str = ""
+    outputs: tuple[np.ndarray, ...] = ()
+    inputs_after: tuple[np.ndarray, ...] = ()
+    trace: tuple[TraceEvent, ...] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxRun:
+    """Outcome of one sandboxed process: a status for the whole run plus per-case data."""
+
+    status: RunStatus
+    error: str = ""
+    cases: tuple[CaseRun, ...] = ()
+    wall_s: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _tail(text: str, limit: int = ERROR_TAIL_CHARS) -> str:
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def _read_tail(path: Path, limit: int = ERROR_TAIL_CHARS) -> str:
+    if not path.exists():
+        return ""
+    with path.open("rb") as f:
+        f.seek(max(0, path.stat().st_size - limit))
+        return f.read().decode(errors="replace")
+
+
+def _write_inputs(workdir: Path, cases: Sequence[Sequence[Any]]) -> list[list[dict]]:
+    (workdir / "in").mkdir()
+    specs = []
+    for i, inputs in enumerate(cases):
+        row = []
+        for j, value in enumerate(inputs):
+            name = f"in/c{i}_i{j}.npy"
+            scalar = not isinstance(value, np.ndarray)
+            np.save(workdir / name, np.asarray(value), allow_pickle=False)
+            row.append({"file": name, "scalar": scalar})
+        specs.append(row)
+    return specs
+
+
+def _sweep(token: str) -> int:
+    """Kill every process whose environment carries `token`; return how many were killed."""
+    needle = f"{_TOKEN_VAR}={token}".encode()
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+        except (OSError, PermissionError):
+            continue
+    return killed
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _load_array(path: Path, budget: list[int]) -> np.ndarray:
+    size = path.stat().st_size
+    if size > budget[0]:
+        raise ValueError(f"{path.name}: {size} bytes exceeds the output limit")
+    budget[0] -= size
+    return np.load(path, allow_pickle=False)
+
+
+def _collect(workdir: Path, job: SandboxJob) -> tuple[list[CaseRun], dict]:
+    out = workdir / "out"
+    report = json.loads((out / "report.json").read_text())
+    details = {"confinement": report.get("confinement", {})}
+    load = report.get("load")
+    if load:
+        return [CaseRun(status=load["status"], error=_tail(str(load["error"])))], details
+    budget = [job.limits.output_limit_mb << 20]
+    cases = []
+    for i, entry in enumerate(report["cases"]):
+        if entry["status"] != "ok":
+            cases.append(CaseRun(status=entry["status"], error=_tail(str(entry["error"]))))
+            continue
+        outputs = tuple(_load_array(out / f"c{i}_o{j}.npy", budget)
+                        for j in range(int(entry["n_outputs"])))
+        inputs_after = tuple(_load_array(out / f"c{i}_i{j}.npy", budget)
+                             for j in range(len(job.cases[i])))
+        trace = None
+        trace_file = out / f"c{i}_trace.json"
+        if i in job.trace_cases and trace_file.exists():
+            trace = tuple(decode_trace(json.loads(trace_file.read_text()),
+                                       max_events=job.limits.max_trace_events))
+        cases.append(CaseRun(status="ok", outputs=outputs, inputs_after=inputs_after, trace=trace))
+    return cases, details
+
+
+def _child_env(job: SandboxJob, token: str) -> dict[str, str]:
+    keep = ("PATH", "LANG", "LC_ALL", "HOME", "NEURON_RT_ROOT_COMM_ID")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(_THREAD_ENV)
+    env.update(job.env)
+    env[_TOKEN_VAR] = token
+    return env
+
+
+def run_isolated(job: SandboxJob) -> SandboxRun:
+    """Run `job` in a fresh confined process and return what it produced, as checked data."""
+    start = time.perf_counter()
+    token = uuid.uuid4().hex
+    limits = job.limits
+    with tempfile.TemporaryDirectory(prefix="accelopt-eval-") as tmp:
+        workdir = Path(tmp)
+        (workdir / "kernel.py").write_text(job.code)
+        specs = _write_inputs(workdir, job.cases)
+        child_job = {
+            "engine": job.engine, "kernel_name": job.kernel_name, "confine": limits.confine,
+            "cases": [{"inputs": s, "trace": i in job.trace_cases} for i, s in enumerate(specs)],
+            "limits": {"memory_limit_mb": limits.memory_limit_mb,
+                       "cpu_limit_s": int(limits.timeout_s) + 5,
+                       "file_limit_mb": limits.output_limit_mb},
+        }
+        (workdir / "job.json").write_text(json.dumps(child_job))
+        with open(workdir / "stdout.txt", "wb") as so, open(workdir / "stderr.txt", "wb") as se:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-m", "accelopt_graph.tools.sandbox_child", str(workdir)],
+                cwd=workdir, env=_child_env(job, token), stdin=subprocess.DEVNULL, stdout=so,
+                stderr=se, start_new_session=True)
+            try:
+                returncode = proc.wait(timeout=limits.timeout_s)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                _kill_group(proc)
+                proc.wait()
+                swept = _sweep(token)
+        wall_s = time.perf_counter() - start
+        stderr = _read_tail(workdir / "stderr.txt")
+        details: dict[str, Any] = {"stray_processes_killed": swept} if swept else {}
+        if timed_out:
+            return SandboxRun(status="timeout", wall_s=wall_s, details=details,
+                              error=f"timed out after {limits.timeout_s:g} s (process group killed)"
+                                    + (f"\n{stderr}" if stderr else ""))
+        if returncode != 0 or not (workdir / "out" / "report.json").exists():
+            return SandboxRun(status="runtime_error", wall_s=wall_s, details=details,
+                              error=_tail(_describe_exit(returncode) + "\n" + stderr))
+        try:
+            cases, collected = _collect(workdir, job)
+        except (OSError, ValueError, KeyError, TypeError, TraceFormatError) as exc:
+            return SandboxRun(status="sandbox_error", wall_s=wall_s, details=details,
+                              error=f"sandbox output rejected: {exc}")
+    details.update(collected)
+    failed = next((c for c in cases if c.status != "ok"), None)
+    return SandboxRun(status=failed.status if failed else "ok", error=failed.error if failed else "",
+                      cases=tuple(cases), wall_s=wall_s, details=details)
+
+
+def _describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        hint = {"SIGKILL": " (killed: out of memory or CPU limit?)",
+                "SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (output size limit)",
+                "SIGSEGV": " (crash; often memory exhausted)"}.get(name, "")
+        return f"kernel process died with {name}{hint}"
+    return f"kernel process exited with code {returncode}"

@@ -1,0 +1,160 @@
+"""The process that runs one untrusted kernel: `python -I -m accelopt_graph.tools.sandbox_child DIR`.
+
+It reads `DIR/job.json` and the inputs (.npy, no pickles), imports its engine, confines itself
+(tools/confine.py), loads `DIR/kernel.py` and runs it on every case, writing the outputs, its view of
+the inputs after the run and, for the timed case, the instruction trace. It never sees reference
+outputs, and the trusted side re-checks everything it writes. Imports stay light (no pydantic,
+langchain or chromadb): start-up is part of every evaluation's overhead.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+ERROR_TAIL_CHARS = 4000
+
+
+class PythonEngine:
+    """Plain Python/NumPy kernels: no trace. Used to test the sandbox itself."""
+
+    compile_errors: tuple[type[BaseException], ...] = (SyntaxError,)
+
+    def prepare(self) -> None:
+        pass
+
+    def load(self, path: Path, name: str) -> Callable:
+        source = path.read_text()
+        namespace: dict[str, Any] = {"__name__": "candidate_kernel", "__file__": str(path)}
+        exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - this IS the sandbox
+        if name not in namespace:
+            raise NameError(f"kernel file defines no function named {name!r}")
+        return namespace[name]
+
+    def run(self, kernel: Callable, inputs: list, *, trace: bool) -> tuple[list, list | None]:
+        return _as_list(kernel(*inputs)), None
+
+
+class NkisimEngine:
+    """Kernels written against `neuronxcc.nki`, run by the project's CPU simulator."""
+
+    def prepare(self) -> None:
+        from accelopt_graph.tools import nkisim
+
+        self.sim = nkisim
+        self.compile_errors = (SyntaxError, nkisim.SimCompileError)
+
+    def load(self, path: Path, name: str) -> Callable:
+        module = self.sim.load_module(path)
+        if not hasattr(module, name):
+            raise NameError(f"kernel file defines no function named {name!r}")
+        return getattr(module, name)
+
+    def run(self, kernel: Callable, inputs: list, *, trace: bool) -> tuple[list, list | None]:
+        from accelopt_graph.tools.trace_wire import encode_trace
+
+        if not trace:
+            return _as_list(self.sim.simulate_kernel(kernel, *inputs)), None
+        outputs, events = self.sim.trace_kernel(kernel, *inputs)
+        return _as_list(outputs), encode_trace(list(events))
+
+
+ENGINES: dict[str, str] = {
+    "python": "accelopt_graph.tools.sandbox_child:PythonEngine",
+    "nkisim": "accelopt_graph.tools.sandbox_child:NkisimEngine",
+    "neuron": "accelopt_graph.tools.neuron:NeuronChildEngine",
+}
+
+
+def _as_list(result: Any) -> list:
+    items = list(result) if isinstance(result, (tuple, list)) else [result]
+    return [np.asarray(x) for x in items]
+
+
+def _load_engine(name: str):
+    module_name, attr = ENGINES[name].split(":")
+    return getattr(importlib.import_module(module_name), attr)()
+
+
+def _tail(text: str) -> str:
+    return text[-ERROR_TAIL_CHARS:]
+
+
+def _error_text(exc: BaseException, kernel_file: str) -> str:
+    """The traceback frames in the kernel file plus the exception: what an LLM can act on."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == kernel_file]
+    lines = traceback.format_list(frames[-5:]) + traceback.format_exception_only(exc)
+    return _tail("".join(lines))
+
+
+def _load_inputs(workdir: Path, names: list[dict]) -> list:
+    values = []
+    for spec in names:
+        arr = np.load(workdir / spec["file"], allow_pickle=False)
+        values.append(arr.item() if spec.get("scalar") else arr)
+    return values
+
+
+def _save(path: Path, value: Any) -> None:
+    np.save(path, np.ascontiguousarray(np.asarray(value)), allow_pickle=False)
+
+
+def main(workdir_arg: str) -> int:
+    workdir = Path(workdir_arg).resolve()
+    job = json.loads((workdir / "job.json").read_text())
+    engine = _load_engine(job["engine"])
+    engine.prepare()
+    cases = [_load_inputs(workdir, case["inputs"]) for case in job["cases"]]
+    (workdir / "out").mkdir(exist_ok=True)
+    report: dict[str, Any] = {"cases": [], "confinement": {}}
+    if job.get("confine", True):
+        from accelopt_graph import tools as _tools
+        from accelopt_graph.tools import confine
+
+        # The nkibench folder (oracle caches) is deliberately not readable from here.
+        package_files = [sys.modules["accelopt_graph"].__file__, _tools.__file__]
+        report["confinement"] = confine.confine(
+            workdir=str(workdir), package_files=package_files, **job["limits"])
+    kernel_file = str(workdir / "kernel.py")
+    try:
+        kernel = engine.load(Path(kernel_file), job["kernel_name"])
+    except engine.compile_errors as exc:
+        report["load"] = {"status": "compile_error", "error": _error_text(exc, kernel_file)}
+    except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a status
+        report["load"] = {"status": "runtime_error", "error": _error_text(exc, kernel_file)}
+    if "load" in report:
+        _write_report(workdir, report)
+        return 0
+    for index, (case, inputs) in enumerate(zip(job["cases"], cases)):
+        entry: dict[str, Any] = {"status": "ok", "error": "", "n_outputs": 0}
+        try:
+            outputs, trace = engine.run(kernel, inputs, trace=bool(case.get("trace")))
+            for j, out in enumerate(outputs):
+                _save(workdir / "out" / f"c{index}_o{j}.npy", out)
+            entry["n_outputs"] = len(outputs)
+            if trace is not None:
+                (workdir / "out" / f"c{index}_trace.json").write_text(json.dumps(trace))
+        except engine.compile_errors as exc:
+            entry = {"status": "compile_error", "error": _error_text(exc, kernel_file)}
+        except BaseException as exc:  # noqa: BLE001
+            entry = {"status": "runtime_error", "error": _error_text(exc, kernel_file)}
+        for j, value in enumerate(inputs):
+            _save(workdir / "out" / f"c{index}_i{j}.npy", value)
+        report["cases"].append(entry)
+        if entry["status"] != "ok":
+            break
+    _write_report(workdir, report)
+    return 0
+
+
+def _write_report(workdir: Path, report: dict) -> None:
+    (workdir / "out" / "report.json").write_text(json.dumps(report))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
