@@ -44,7 +44,7 @@ class ExperienceStore(Protocol):
     def export_jsonl(self, path: str | Path) -> int: ...
     def import_jsonl(self, path: str | Path) -> list[str]: ...
     def prune(self, *, policy: Eviction | None = None, max_items: int | None = None,
-              run_id: str | None = None, task: str | None = None) -> list[str]: ...
+              run_id: str | None = None, task: str | None = None, dry_run: bool = False) -> list[str]: ...
 
 
 _PREFIX_KEY = "accelopt_prefix"
@@ -252,24 +252,26 @@ class ChromaExperienceStore:
         return self.add(items)
 
     def prune(self, *, policy: Eviction | None = None, max_items: int | None = None,
-              run_id: str | None = None, task: str | None = None) -> list[str]:
+              run_id: str | None = None, task: str | None = None, dry_run: bool = False) -> list[str]:
         """Apply an eviction policy (default: the configured one) within each namespace, optionally
-        restricted to one run or task (FIFO per run is the paper's text); return the deleted ids."""
+        restricted to one run or task (FIFO per run is the paper's text); return the evicted ids
+        (with `dry_run`, only say which ids would go)."""
         policy = policy or self.config.eviction
         max_items = self.config.max_items if max_items is None else max_items
         deleted = []
         for col in self._all_collections():
-            deleted += self._evict(col, policy=policy, max_items=max_items, where=_where(run_id=run_id, task=task))
+            deleted += self._evict(col, policy=policy, max_items=max_items, where=_where(run_id=run_id, task=task),
+                                   dry_run=dry_run)
         return deleted
 
     def _evict(self, col: Any, *, policy: Eviction, max_items: int | None,
-               where: dict[str, Any] | None) -> list[str]:
+               where: dict[str, Any] | None, dry_run: bool = False) -> list[str]:
         metas = col.get(where=where, include=["metadatas"])
         stored = [StoredItem(id=i, created_at_s=m["created_at_s"], speedup=m["speedup"])
                   for i, m in zip(metas["ids"], metas["metadatas"])]
         doomed = choose_evictions(stored, policy=policy, max_items=max_items, seed=self.config.seed,
                                   now_s=time.time(), half_life_days=self.config.score_half_life_days)
-        if doomed:
+        if doomed and not dry_run:
             col.delete(ids=doomed)
         return doomed
 
