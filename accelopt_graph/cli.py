@@ -17,6 +17,7 @@ def _root() -> None:
 
 
 def _register_rooms() -> None:
+    from accelopt_graph.commands import register as register_runs
     from accelopt_graph.memory.cli import register as register_memory
     from accelopt_graph.nkibench.cli import register as register_nkibench
     from accelopt_graph.nkibench.profile_cli import register as register_profile
@@ -26,6 +27,7 @@ def _register_rooms() -> None:
     register_nkibench(app)
     register_profile(app)
     register_memory(app)
+    register_runs(app)
 
 
 @app.command()

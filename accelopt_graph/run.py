@@ -1,0 +1,205 @@
+"""Headless optimization runs: build the run's dependencies, drive the graph, keep the run directory.
+
+A run is one LangGraph thread (thread id = run id) checkpointed to SQLite inside its run directory,
+so `resume_optimization(run_dir)` continues a killed run from its last finished step. Finished LLM
+calls and evaluations are never paid twice: the checkpointer keeps the writes of finished branches,
+and the graph core's LLM and evaluation caches (also in the run directory) answer the rest.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from accelopt_graph.report import build_summary
+from accelopt_graph.rundir import (EvaluationLog, LoggedBackend, RunDir, RunManifest, Session, _now,
+                                   new_run_id, to_jsonable, write_json, write_jsonl)
+from accelopt_graph.settings import Settings
+
+ProgressCallback = Callable[[Mapping[str, Any]], None]
+
+# Each round is a handful of supersteps (digest, plan, execute, evaluate, select); this bounds a
+# run of a few hundred rounds, far beyond the paper's 16, without hiding a real cycle forever.
+RECURSION_LIMIT = 10_000
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOutcome:
+    """What a finished (or interrupted) session leaves behind."""
+
+    run_dir: RunDir
+    summary: dict[str, Any]
+    values: dict[str, Any]
+    finished: bool
+
+    @property
+    def run_id(self) -> str:
+        return self.run_dir.run_id
+
+
+def create_run(settings: Settings, task_name: str, task_params: Mapping[str, Any] | None = None, *,
+               run_dir: str | Path | None = None, config_path: str | Path | None = None) -> RunDir:
+    """Create a run directory and its manifest (`run_dir` or `<settings.run.run_dir>/<run id>`)."""
+    root = Path(run_dir) if run_dir is not None else Path(settings.run.run_dir) / new_run_id(task_name)
+    run = RunDir(root.resolve()).create()
+    run.write_manifest(RunManifest(
+        run_id=run.run_id, task_name=task_name, task_params=dict(task_params or {}),
+        settings=settings.model_dump(mode="json"),
+        config_path=str(config_path) if config_path is not None else None))
+    return run
+
+
+def run_optimization(settings: Settings, task_name: str, task_params: Mapping[str, Any] | None = None, *,
+                     run_dir: str | Path | None = None, config_path: str | Path | None = None,
+                     models: Mapping[str, Any] | None = None, backend: Any = None, store: Any = None,
+                     on_event: ProgressCallback | None = None) -> RunOutcome:
+    """Optimize one task from scratch and write the run directory; return its summary."""
+    return asyncio.run(arun_optimization(
+        settings, task_name, task_params, run_dir=run_dir, config_path=config_path, models=models,
+        backend=backend, store=store, on_event=on_event))
+
+
+async def arun_optimization(settings: Settings, task_name: str, task_params: Mapping[str, Any] | None = None,
+                            *, run_dir: str | Path | None = None, config_path: str | Path | None = None,
+                            models: Mapping[str, Any] | None = None, backend: Any = None, store: Any = None,
+                            on_event: ProgressCallback | None = None) -> RunOutcome:
+    """Async form of `run_optimization` (for callers that already run an event loop)."""
+    run = create_run(settings, task_name, task_params, run_dir=run_dir, config_path=config_path)
+    try:
+        return await _drive(run, resumed=False, models=models, backend=backend, store=store,
+                            on_event=on_event)
+    except Exception as err:
+        if _is_setup_error(err) and not run.checkpoints.exists():
+            shutil.rmtree(run.root, ignore_errors=True)  # nothing ran: leave no half-made run behind
+        raise
+
+
+def resume_optimization(run_dir: str | Path, *, models: Mapping[str, Any] | None = None, backend: Any = None,
+                        store: Any = None, on_event: ProgressCallback | None = None) -> RunOutcome:
+    """Continue a run from its last checkpoint; a finished run only has its artifacts rewritten."""
+    return asyncio.run(aresume_optimization(run_dir, models=models, backend=backend, store=store,
+                                            on_event=on_event))
+
+
+async def aresume_optimization(run_dir: str | Path, *, models: Mapping[str, Any] | None = None,
+                               backend: Any = None, store: Any = None,
+                               on_event: ProgressCallback | None = None) -> RunOutcome:
+    """Async form of `resume_optimization`."""
+    return await _drive(RunDir(Path(run_dir).resolve()), resumed=True, models=models, backend=backend,
+                        store=store, on_event=on_event)
+
+
+def _is_setup_error(err: Exception) -> bool:
+    from accelopt_graph.llm import NoEndpointConfigured
+
+    return isinstance(err, (NoEndpointConfigured, FileNotFoundError, KeyError, ValueError))
+
+
+def build_context(manifest: RunManifest, run: RunDir, *, log: EvaluationLog,
+                  models: Mapping[str, Any] | None, backend: Any, store: Any) -> Any:
+    """Build the graph's runtime context for this session, with the evaluation log in front of the backend."""
+    from accelopt_graph.context import make_context
+    from accelopt_graph.nkibench import load_task
+
+    settings = Settings.model_validate(manifest.settings)
+    task = load_task(manifest.task_name, params=manifest.task_params or None)
+    context = make_context(settings, task, models=dict(models) if models else None,
+                           backend=LoggedBackend(backend, log) if backend is not None else None,
+                           store=store, run_dir=run.root, run_id=run.run_id)
+    if backend is None:
+        context = dataclasses.replace(context, backend=LoggedBackend(context.backend, log))
+    return context
+
+
+async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None, backend: Any,
+                 store: Any, on_event: ProgressCallback | None) -> RunOutcome:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from accelopt_graph.graph import compile_graph
+
+    manifest = run.read_manifest()
+    session = Session(index=len(manifest.sessions), pid=os.getpid(), started_at=_now(), resumed=resumed)
+    context = build_context(manifest, run, log=EvaluationLog(run.evaluations, session.index),
+                            models=models, backend=backend, store=store)
+    manifest.sessions.append(session)
+    run.write_manifest(manifest)
+    started = time.perf_counter()
+    config = {"configurable": {"thread_id": run.run_id}, "recursion_limit": RECURSION_LIMIT}
+    values: dict[str, Any] = {}
+    try:
+        async with AsyncSqliteSaver.from_conn_string(str(run.checkpoints)) as saver:
+            graph = compile_graph(checkpointer=saver)
+            snapshot = await graph.aget_state(config)
+            values = dict(snapshot.values or {})
+            if not values:
+                graph_input: Any = {"task_name": manifest.task_name,
+                                    "task_params": manifest.task_params or None}
+            elif snapshot.next:
+                graph_input = None  # continue from the last checkpoint
+            else:
+                graph_input = _FINISHED
+            if graph_input is not _FINISHED:
+                written_iteration = values.get("iteration")
+                async for _namespace, mode, chunk in graph.astream(
+                        graph_input, config, context=context, stream_mode=["custom", "values"],
+                        subgraphs=True):
+                    if mode == "custom":
+                        if on_event is not None and isinstance(chunk, Mapping):
+                            on_event(chunk)
+                    elif not _namespace and isinstance(chunk, Mapping):
+                        values = dict(chunk)
+                        if values.get("iteration") != written_iteration and values.get("history"):
+                            written_iteration = values.get("iteration")
+                            write_artifacts(run, manifest, values, finished=False, plot=False)
+                snapshot = await graph.aget_state(config)
+                values = dict(snapshot.values or values)
+            finished = not snapshot.next
+    except BaseException:
+        session.outcome = "interrupted"
+        _close_session(run, manifest, session, started)
+        if values.get("history"):
+            write_artifacts(run, manifest, values, finished=False, plot=False)
+        raise
+    session.outcome = "finished" if finished else "interrupted"
+    _close_session(run, manifest, session, started)
+    summary = write_artifacts(run, manifest, values, finished=finished)
+    return RunOutcome(run_dir=run, summary=summary, values=values, finished=finished)
+
+
+_FINISHED = object()
+
+
+def _close_session(run: RunDir, manifest: RunManifest, session: Session, started: float) -> None:
+    session.ended_at = _now()
+    session.wall_s = time.perf_counter() - started
+    run.write_manifest(manifest)
+
+
+def write_artifacts(run: RunDir, manifest: RunManifest, values: Mapping[str, Any], *, finished: bool,
+                    plot: bool = True) -> dict[str, Any]:
+    """Write best kernel, summary, candidates, calls (and the plot) from the graph's state."""
+    from accelopt_graph.plot import plot_series
+
+    candidates = to_jsonable(values.get("history") or [])
+    calls = to_jsonable(values.get("ledger") or [])
+    best = to_jsonable(values.get("best"))
+    summary = build_summary(
+        run_id=run.run_id, task_name=manifest.task_name, task_params=manifest.task_params,
+        candidates=candidates, calls=calls, baseline=to_jsonable(values.get("baseline")), best=best,
+        stop_reason=values.get("stop_reason"), iteration=values.get("iteration"),
+        experiences_added=values.get("experiences_added") or (),
+        status="finished" if finished else "interrupted", wall_s=manifest.wall_s,
+        sessions=[s.model_dump() for s in manifest.sessions])
+    write_jsonl(run.candidates, candidates)
+    write_jsonl(run.calls, calls)
+    if best and best.get("code"):
+        run.best_kernel.write_text(best["code"])
+    if plot and summary["series"]:
+        plot_series(summary["series"], run.plot, title=f"{manifest.task_name} ({run.run_id})",
+                    simulated=summary.get("source") != "hardware")
+    write_json(run.summary, summary)
+    return summary
