@@ -63,6 +63,9 @@ class Access:
     region: tuple[tuple[int, int], ...] = ()
     contiguous_bytes: int = 0
     name: str = ""  # the kernel's variable name when known
+    # Stride in bytes of the innermost free dim (SBUF/PSUM). 0 = unknown or contiguous. On trn1 a
+    # stride over 16 B halves the port bandwidth (trainium.md §1.3), so the perf model reads it.
+    inner_stride_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
