@@ -115,11 +115,11 @@ def optimize(
                        ("search.iterations", iterations), ("search.beam_width", beam_width)):
         if value is not None:
             overrides[key] = value
+    params = parse_assignments(param, option="--param")
     settings, config_path = load_settings(config, overrides)
     missing = roles_without_endpoint(settings)
     if missing:
         _fail(NO_ENDPOINT_HELP.format(roles=", ".join(missing), env=CONFIG_ENV))
-    params = parse_assignments(param, option="--param")
     outcome = _run_with_progress(f"accelopt optimize {task}", quiet, lambda display: run_optimization(
         settings, task, params or None, run_dir=run_dir, config_path=config_path, on_event=display))
     _print_outcome(outcome)

@@ -46,8 +46,7 @@ def iteration_series(candidates: Sequence[Record], calls: Sequence[Record]) -> l
                + [int(c.get("iteration", 0)) for c in calls] + [0])
     usd_by_iteration: dict[int, float] = defaultdict(float)
     for call in calls:
-        if not call.get("cached"):
-            usd_by_iteration[int(call.get("iteration", 0))] += float(call.get("usd", 0.0))
+        usd_by_iteration[int(call.get("iteration", 0))] += float(call.get("usd", 0.0))
     series: list[dict[str, Any]] = []
     usd = 0.0
     for iteration in range(last + 1):
@@ -71,10 +70,9 @@ def _token_totals(calls: Iterable[Record]) -> dict[str, Any]:
     for call in calls:
         totals["calls"] += 1
         totals["failed_calls"] += 0 if call.get("ok", True) else 1
-        if call.get("cached"):
-            # Answered from the run's LLM cache: paid once already, in an earlier process.
-            totals["cached_calls"] += 1
-            continue
+        # A cached row is a call paid by an earlier session whose result reached the state only
+        # after a resume replayed it: it counts once, here, and is never paid again.
+        totals["cached_calls"] += 1 if call.get("cached") else 0
         for key in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
             totals[key] += int(call.get(key, 0))
         totals["usd"] += float(call.get("usd", 0.0))
@@ -83,7 +81,7 @@ def _token_totals(calls: Iterable[Record]) -> dict[str, Any]:
 
 
 def cost_summary(calls: Sequence[Record]) -> dict[str, Any]:
-    """Return spend and tokens in total, per role and per iteration (cached replays cost nothing)."""
+    """Return spend and tokens in total, per role and per iteration."""
     by_role = {role: _token_totals(c for c in calls if c.get("role") == role) for role in ROLES}
     iterations = sorted({int(c.get("iteration", 0)) for c in calls})
     by_iteration = {str(i): _token_totals(c for c in calls if int(c.get("iteration", 0)) == i)
