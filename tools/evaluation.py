@@ -1,0 +1,139 @@
+"""One evaluation, end to end, for any sandboxed backend (algorithm.md, "Correctness and timing").
+
+The trusted side builds the cases and computes the references; the executor runs the kernel in a
+sandbox; the trusted side checks every case, then asks the backend's `measure` for latency and
+counters from what it observed (the simulator's trace, or the device's profile), and rejects a
+latency below the task's physical peak. Backends differ only in the engine and in `measure`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from accelopt_graph.tools.backend import EvalResult, EvalSettings, EvalStatus, KernelTask, Source, normalized_code_hash
+from accelopt_graph.tools.checks import below_peak, check_case, forbidden_dtype_use, trace_inconsistency
+from accelopt_graph.tools.kernel_policy import check_kernel_source
+from accelopt_graph.tools.pool import Executor
+from accelopt_graph.tools.sandbox import CaseRun, SandboxJob, SandboxLimits, SandboxRun
+
+_RUN_STATUS = {"compile_error": EvalStatus.COMPILE_ERROR, "runtime_error": EvalStatus.RUNTIME_ERROR,
+               "timeout": EvalStatus.TIMEOUT, "sandbox_error": EvalStatus.RUNTIME_ERROR}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Latency and counters as the trusted side computed them."""
+
+    latency_ms: float
+    latency_stats: dict[str, float] = field(default_factory=dict)
+    counters: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class MeasurementError(RuntimeError):
+    """The trusted side could not time or profile a kernel that ran correctly (bench_error)."""
+
+
+Measure = Callable[[CaseRun, str], Measurement]  # (timed case's run, hardware) -> Measurement
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """Which (seed, case) pairs to run, and which one is timed."""
+
+    pairs: tuple[tuple[int, str | None], ...]
+    timed: int
+
+
+def plan_cases(task: KernelTask, seeds: Sequence[int]) -> Plan:
+    """Keep the task's check cases whose seed is configured, plus every adversarial case.
+
+    The timed case is the task's bench seed when configured, else the last plain seed (the
+    paper benchmarks on the last seed's inputs).
+    """
+    pairs = tuple((s, c) for s, c in task.check_cases() if c is not None or s in seeds)
+    plain = [i for i, (s, c) in enumerate(pairs) if c is None]
+    if not plain:
+        raise ValueError(f"task {task.name!r}: none of the configured seeds {list(seeds)} is among "
+                         f"its check cases {list(task.check_cases())}")
+    bench = getattr(task, "bench_seed", None)
+    timed = next((i for i in plain if pairs[i][0] == bench), plain[-1])
+    return Plan(pairs=pairs, timed=timed)
+
+
+def _label(seed: int, case: str | None) -> str:
+    return f"seed {seed}" + (f" (adversarial case {case!r})" if case else "")
+
+
+def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, executor: Executor,
+                       engine: str, measure: Measure, backend: str, source: Source,
+                       policy: bool = True, confine: bool = True,
+                       env: dict[str, str] | None = None) -> EvalResult:
+    """Compile, check on every case, time and profile `code` for `task`; never raises on bad code."""
+    start = time.perf_counter()
+    base: dict[str, Any] = {"backend": backend, "source": source, "hardware": settings.hardware,
+                            "code_hash": normalized_code_hash(code) if code else ""}
+
+    def result(status: EvalStatus, **fields: Any) -> EvalResult:
+        return EvalResult(status=status, wall_s=round(time.perf_counter() - start, 4),
+                          **{**base, **fields})
+
+    if not code or not code.strip():
+        return result(EvalStatus.NO_CODE, error="no kernel code was produced")
+    try:
+        compile(code, "kernel.py", "exec")
+    except (SyntaxError, ValueError) as exc:
+        return result(EvalStatus.COMPILE_ERROR, error=f"kernel.py: {type(exc).__name__}: {exc}")
+    if policy and (violation := check_kernel_source(code)):
+        return result(EvalStatus.REJECTED, error=violation.message(),
+                      details={"flagged": True, "flag": "sandbox_policy"})
+    plan = plan_cases(task, settings.seeds)
+    inputs = [task.kernel_inputs(s, c) for s, c in plan.pairs]
+    job = SandboxJob(code=code, cases=inputs, engine=engine, trace_cases=frozenset({plan.timed}),
+                     env=dict(env or {}),
+                     limits=SandboxLimits(timeout_s=settings.timeout_s, confine=confine,
+                                          memory_limit_mb=settings.memory_limit_mb,
+                                          output_limit_mb=settings.output_limit_mb))
+    run = executor.run(job)
+    seeds = tuple(dict.fromkeys(s for s, _ in plan.pairs))
+    base.update(seeds=seeds, details=_run_details(run))
+    if run.status != "ok":
+        failed = len(run.cases) - 1 if run.cases else 0
+        label = _label(*plan.pairs[failed]) + ": " if run.cases and run.status != "timeout" else ""
+        return result(_RUN_STATUS[run.status], error=label + run.error)
+    worst = 0.0
+    for (seed, case), sent, case_run in zip(plan.pairs, inputs, run.cases):
+        verdict = check_case(outputs=case_run.outputs, reference=task.reference_outputs(seed, case),
+                             inputs_sent=sent, inputs_after=case_run.inputs_after, rtol=task.rtol,
+                             label=_label(seed, case))
+        if not verdict.ok:
+            return result(EvalStatus.INCORRECT, error=verdict.error, rel_l2=verdict.rel_l2)
+        worst = max(worst, verdict.rel_l2 or 0.0)
+    timed_run = run.cases[plan.timed]
+    if timed_run.trace is not None:
+        if bad := forbidden_dtype_use(timed_run.trace, getattr(task, "forbidden_dtypes", ())):
+            return result(EvalStatus.INCORRECT, rel_l2=worst,
+                          error=f"precision rule: {bad}; this task forbids "
+                                f"{list(getattr(task, 'forbidden_dtypes', ()))}")
+        if bad := trace_inconsistency(timed_run.trace, timed_run.outputs):
+            return result(EvalStatus.REJECTED, rel_l2=worst, error=bad,
+                          details={**base["details"], "flagged": True, "flag": "trace_tampering"})
+    try:
+        m = measure(timed_run, settings.hardware)
+    except MeasurementError as exc:
+        return result(EvalStatus.BENCH_ERROR, rel_l2=worst, error=str(exc))
+    peak_ms = task.peak_latency_ms(settings.hardware)
+    timing = {"latency_ms": m.latency_ms, "latency_stats": m.latency_stats,
+              "counters": m.counters, "peak_latency_ms": peak_ms, "rel_l2": worst}
+    details = {**base["details"], **m.details, "timed_case": _label(*plan.pairs[plan.timed])}
+    if flag := below_peak(m.latency_ms, peak_ms):
+        return result(EvalStatus.REJECTED, error=flag, **{**timing, "latency_ms": None},
+                      details={**details, "flagged": True, "flag": "below_peak",
+                               "claimed_latency_ms": m.latency_ms})
+    return result(EvalStatus.OK, percent_of_peak=100.0 * peak_ms / m.latency_ms if peak_ms else None,
+                  details=details, **timing)
+
+
+def _run_details(run: SandboxRun) -> dict[str, Any]:
+    return {"sandbox": {**run.details, "wall_s": round(run.wall_s, 4)}}
