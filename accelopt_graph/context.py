@@ -1,0 +1,110 @@
+"""Run-scoped dependencies of the graph (the LangGraph runtime context): chat models, backend,
+memory store, caches and the ledger sink. They travel in the context, never in the state."""
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from accelopt_graph.eval_cache import EvalCache
+from accelopt_graph.ledger import LedgerSink
+from accelopt_graph.llm import LLMCache, make_models
+from accelopt_graph.parsing import kernel_function_name
+from accelopt_graph.prompting import knowledge_pack
+from accelopt_graph.memory.store import ExperienceStore, open_store
+from accelopt_graph.settings import Settings
+from accelopt_graph.tools.backend import EvalSettings, KernelBackend, KernelTask
+from accelopt_graph.types import ROLES
+
+EVAL_CACHE_FILE = "eval_cache.sqlite"
+LLM_CACHE_FILE = "llm_cache.sqlite"
+
+
+@dataclass(kw_only=True)
+class OptimizerContext:
+    """Everything a run needs besides its state. Build it with `make_context`."""
+
+    settings: Settings
+    task: KernelTask
+    models: Mapping[str, BaseChatModel]
+    backend: KernelBackend
+    store: ExperienceStore | None = None
+    eval_cache: EvalCache = field(default_factory=lambda: EvalCache(None))
+    llm_cache: LLMCache = field(default_factory=lambda: LLMCache(None))
+    ledger: LedgerSink | None = None
+    run_id: str = ""
+    run_dir: Path | None = None
+    on_event: Callable[[dict[str, Any]], None] | None = None  # extra event sink besides the stream
+
+    def __post_init__(self) -> None:
+        missing = [role for role in ROLES if role not in self.models]
+        if missing:
+            raise ValueError(f"OptimizerContext.models: no chat model for roles {missing}")
+        if self.ledger is None:
+            self.ledger = LedgerSink(self.settings.budget)
+        self.llm_semaphore = asyncio.Semaphore(self.settings.search.max_concurrency)
+
+    @property
+    def eval_settings(self) -> EvalSettings:
+        """The backend settings that are part of every evaluation's cache key."""
+        b = self.settings.backend
+        return EvalSettings(backend=b.name, hardware=b.hardware, seeds=b.seeds, timeout_s=b.timeout_s,
+                            memory_limit_mb=b.memory_limit_mb)
+
+    def kernel_name_of(self, code: str) -> str | None:
+        """The kernel function's name a rewrite must keep: the task's, else the one `code` defines."""
+        return getattr(self.task, "kernel_name", None) or kernel_function_name(code)
+
+    @property
+    def knowledge(self) -> str:
+        """The hardware knowledge pack the backend names (default: the NKI pack)."""
+        info = self.backend.hardware_info(self.settings.backend.hardware)
+        return knowledge_pack(str(info.get("knowledge_pack", "nki")))
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Send a custom stream event (ignored outside a graph run) and to `on_event`."""
+        from langgraph.config import get_stream_writer
+
+        try:
+            writer = get_stream_writer()
+        except RuntimeError:
+            writer = None
+        if writer is not None:
+            writer(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+def make_context(settings: Settings, task: KernelTask, *, models: Mapping[str, BaseChatModel] | None = None,
+                 backend: KernelBackend | None = None, store: ExperienceStore | None = None,
+                 run_dir: str | Path | None = None, run_id: str | None = None) -> OptimizerContext:
+    """Build a run's context, creating from `settings` whatever is not given.
+
+    Raises `accelopt_graph.llm.NoEndpointConfigured` when `models` is None and a role has no endpoint.
+    """
+    run_id = run_id or uuid.uuid4().hex[:12]
+    run_path = Path(run_dir) if run_dir is not None else Path(settings.run.run_dir) / run_id
+    run_path.mkdir(parents=True, exist_ok=True)
+    if models is None:
+        models = make_models(settings)
+    if backend is None:
+        backend = _make_backend(settings)
+    if store is None and settings.memory.enabled:
+        store = open_store(settings.memory)
+    return OptimizerContext(settings=settings, task=task, models=models, backend=backend, store=store,
+                            eval_cache=EvalCache(run_path / EVAL_CACHE_FILE),
+                            llm_cache=LLMCache(run_path / LLM_CACHE_FILE),
+                            run_id=run_id, run_dir=run_path)
+
+
+def _make_backend(settings: Settings) -> KernelBackend:
+    from accelopt_graph.tools import make_backend
+
+    b = settings.backend
+    return make_backend(name=b.name, hardware=b.hardware, executor=b.executor, workers=b.workers,
+                        ray_address=b.ray_address)
