@@ -1,0 +1,1 @@
+"""Tests of the graph edges: runs, resume, CLI, reports, Studio server, composition (issue 5)."""
