@@ -89,7 +89,8 @@ def _error_text(exc: BaseException, kernel_file: str) -> str:
     """The traceback frames in the kernel file plus the exception: what an LLM can act on."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == kernel_file]
     lines = traceback.format_list(frames[-5:]) + traceback.format_exception_only(exc)
-    return _tail("".join(lines))
+    # The temporary path differs per run; the LLM (and result comparison) needs the stable name.
+    return _tail("".join(lines).replace(kernel_file, "kernel.py"))
 
 
 def _load_inputs(workdir: Path, names: list[dict]) -> list:

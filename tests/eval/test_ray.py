@@ -1,0 +1,50 @@
+"""The same evaluations through the local pool and a local Ray instance give identical results."""
+import pytest
+
+from accelopt_graph.tools.backend import EvalSettings
+from accelopt_graph.tools.evaluation import Measurement, evaluate_candidate
+from accelopt_graph.tools.pool import DeviceSlots, LocalPool
+
+from eval_tasks import AddTask
+
+ray = pytest.importorskip("ray")
+
+KERNELS = {
+    "ok": "def kernel(a, b):\n    return a + b\n",
+    "incorrect": "def kernel(a, b):\n    return a - b\n",
+    "mutates": "def kernel(a, b):\n    a += 1\n    return a + b\n",
+    "crash": "def kernel(a, b):\n    raise IndexError('tile out of range')\n",
+    "rejected": "import os\ndef kernel(a, b):\n    return a + b\n",
+}
+VOLATILE = {"wall_s", "details"}
+
+
+def _measure(case, hardware):
+    total = float(sum(float(o.sum()) for o in case.outputs))
+    return Measurement(latency_ms=1.0 + abs(total) % 1.0)
+
+
+@pytest.fixture(scope="module")
+def ray_executor():
+    from accelopt_graph.tools.ray_executor import RayExecutor
+
+    executor = RayExecutor(init_kwargs={"num_cpus": 2, "include_dashboard": False,
+                                        "log_to_driver": False})
+    yield executor
+    executor.close()
+
+
+@pytest.mark.slow
+def test_local_pool_and_ray_give_identical_results(ray_executor):
+    settings = EvalSettings(seeds=(0, 21), timeout_s=60)
+    task = AddTask()
+    results = {}
+    for name, executor in (("local", LocalPool(DeviceSlots.cpu_workers(2))), ("ray", ray_executor)):
+        results[name] = {k: evaluate_candidate(task, code, settings, executor=executor,
+                                               engine="python", measure=_measure, backend="test",
+                                               source="simulator").model_dump(exclude=VOLATILE)
+                         for k, code in KERNELS.items()}
+    assert results["local"] == results["ray"]
+    assert {k: r["status"] for k, r in results["ray"].items()} == {
+        "ok": "ok", "incorrect": "incorrect", "mutates": "incorrect",
+        "crash": "runtime_error", "rejected": "rejected"}
