@@ -103,7 +103,7 @@ def make_context(settings: Settings, task: KernelTask, *, models: Mapping[str, B
 
 
 def _make_backend(settings: Settings) -> KernelBackend:
-    from accelopt_graph.tools import make_backend
+    from accelopt_graph.tools.registry import make_backend
 
     b = settings.backend
     return make_backend(name=b.name, hardware=b.hardware, executor=b.executor, workers=b.workers,

@@ -22,7 +22,8 @@ async def plan(state: PlanBranch, runtime: Runtime[OptimizerContext]) -> dict:
     system = render("planner_system", knowledge=ctx.knowledge,
                     experiences=format_experiences(state["experiences"]))
     user = render("planner", task_name=ctx.task.name, task_description=getattr(ctx.task, "description", ""),
-                  kernel_code=candidate.code, profile=format_profile(candidate.result), rel_tol=f"{ctx.task.rtol:g}")
+                  kernel_code=candidate.code, profile=format_profile(candidate.result), rel_tol=f"{ctx.task.rtol:g}",
+                  proposal=state["index"] + 1, proposals=ctx.settings.search.plans_per_candidate)
     pid = plan_id(candidate.id, iteration, state["rank"], state["index"])
     outcome = await call_role(ctx, "planner", messages_for(system, user), call_key=pid, iteration=iteration,
                               parse=parse_plan)
