@@ -1,9 +1,8 @@
 """NKIBench: the 14 Trainium tasks, their NumPy references and baseline kernels, the peak
 calculator and the bench runner (installed as accelopt_graph.nkibench)."""
-from accelopt_graph.nkibench.correctness import CheckReport, compare
 from accelopt_graph.nkibench.peak import Peak, WorkCount, fraction_of_peak, geomean, hardware_peaks, peak_latency
 from accelopt_graph.nkibench.spec import TaskSpec, TaskSpecError
 from accelopt_graph.nkibench.task import TASKS_DIR, Task, list_tasks, load_task
 
-__all__ = ["CheckReport", "Peak", "TASKS_DIR", "Task", "TaskSpec", "TaskSpecError", "WorkCount", "compare",
+__all__ = ["Peak", "TASKS_DIR", "Task", "TaskSpec", "TaskSpecError", "WorkCount",
            "fraction_of_peak", "geomean", "hardware_peaks", "list_tasks", "load_task", "peak_latency"]

@@ -16,10 +16,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from accelopt_graph.nkibench.cache import ORACLE_CACHE
-from accelopt_graph.nkibench.correctness import CheckReport, compare
 from accelopt_graph.nkibench.expr import evaluate
 from accelopt_graph.nkibench.peak import Peak, WorkCount, peak_latency
-from accelopt_graph.nkibench.spec import InitSpec, InputSpec, LayoutEntry, TaskSpec, TaskSpecError, load_spec
+from accelopt_graph.nkibench.spec import InitSpec, LayoutEntry, TaskSpec, TaskSpecError, load_spec
+from accelopt_graph.tools.checks import CaseVerdict, check_case
 
 TASKS_DIR = Path(__file__).with_name("tasks")
 Case = str | None
@@ -151,9 +151,12 @@ class Task:
         """Return the NumPy-layout inputs for (seed, case); arrays are read-only and cached."""
         return ORACLE_CACHE.get_or_compute(self._key("in", seed, case), lambda: self._generate(seed, case))
 
-    def check(self, outputs: Sequence[np.ndarray] | np.ndarray, seed: int, case: Case = None) -> CheckReport:
-        """Apply the correctness rule to kernel outputs for (seed, case)."""
-        return compare(outputs, self.reference_outputs(seed, case), rtol=self.rtol)
+    def check(self, outputs: Sequence[np.ndarray] | np.ndarray, seed: int, case: Case = None) -> CaseVerdict:
+        """Apply the shared correctness rule (tools.checks) to trusted kernel outputs for (seed, case)."""
+        outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        label = f"{self.name} seed {seed}" + (f" (adversarial case {case!r})" if case else "")
+        return check_case(outputs=[np.asarray(o) for o in outs], reference=self.reference_outputs(seed, case),
+                          inputs_sent=(), inputs_after=(), rtol=self.rtol, label=label)
 
     def forward(self, *inputs: KernelArg) -> list[np.ndarray]:
         """Run the NumPy oracle on NumPy-layout inputs; returns NumPy-layout outputs."""
