@@ -79,8 +79,8 @@ def show(id: str, path: PathOpt = None, server: ServerOpt = None, config: Config
         return
     console = Console()
     console.rule(f"{item.id} ({item.hardware}/{item.backend})")
-    console.print(item.to_planner_text(), markup=False)
-    console.print(f"provenance: {item.provenance.model_dump_json()}", markup=False)
+    console.print(item.to_planner_text(), markup=False, soft_wrap=True)
+    console.print(f"provenance: {item.provenance.model_dump_json()}", markup=False, soft_wrap=True)
     for label, code in (("slow kernel", item.slow_code), ("fast kernel", item.fast_code)):
         console.rule(label)
         console.print(Syntax(code, "python"))
