@@ -56,21 +56,25 @@ def create_run(settings: Settings, task_name: str, task_params: Mapping[str, Any
 def run_optimization(settings: Settings, task_name: str, task_params: Mapping[str, Any] | None = None, *,
                      run_dir: str | Path | None = None, config_path: str | Path | None = None,
                      models: Mapping[str, Any] | None = None, backend: Any = None, store: Any = None,
-                     on_event: ProgressCallback | None = None) -> RunOutcome:
-    """Optimize one task from scratch and write the run directory; return its summary."""
+                     task: Any = None, on_event: ProgressCallback | None = None) -> RunOutcome:
+    """Optimize one task from scratch and write the run directory; return its summary.
+
+    Dependencies left as None are built from `settings`; `task` (a `KernelTask`) replaces the
+    NKIBench task named `task_name`, for user tasks and tests.
+    """
     return asyncio.run(arun_optimization(
         settings, task_name, task_params, run_dir=run_dir, config_path=config_path, models=models,
-        backend=backend, store=store, on_event=on_event))
+        backend=backend, store=store, task=task, on_event=on_event))
 
 
 async def arun_optimization(settings: Settings, task_name: str, task_params: Mapping[str, Any] | None = None,
                             *, run_dir: str | Path | None = None, config_path: str | Path | None = None,
                             models: Mapping[str, Any] | None = None, backend: Any = None, store: Any = None,
-                            on_event: ProgressCallback | None = None) -> RunOutcome:
+                            task: Any = None, on_event: ProgressCallback | None = None) -> RunOutcome:
     """Async form of `run_optimization` (for callers that already run an event loop)."""
     run = create_run(settings, task_name, task_params, run_dir=run_dir, config_path=config_path)
     try:
-        return await _drive(run, resumed=False, models=models, backend=backend, store=store,
+        return await _drive(run, resumed=False, models=models, backend=backend, store=store, task=task,
                             on_event=on_event)
     except Exception as err:
         if _is_setup_error(err) and not run.checkpoints.exists():
@@ -79,18 +83,19 @@ async def arun_optimization(settings: Settings, task_name: str, task_params: Map
 
 
 def resume_optimization(run_dir: str | Path, *, models: Mapping[str, Any] | None = None, backend: Any = None,
-                        store: Any = None, on_event: ProgressCallback | None = None) -> RunOutcome:
+                        store: Any = None, task: Any = None,
+                        on_event: ProgressCallback | None = None) -> RunOutcome:
     """Continue a run from its last checkpoint; a finished run only has its artifacts rewritten."""
-    return asyncio.run(aresume_optimization(run_dir, models=models, backend=backend, store=store,
+    return asyncio.run(aresume_optimization(run_dir, models=models, backend=backend, store=store, task=task,
                                             on_event=on_event))
 
 
 async def aresume_optimization(run_dir: str | Path, *, models: Mapping[str, Any] | None = None,
-                               backend: Any = None, store: Any = None,
+                               backend: Any = None, store: Any = None, task: Any = None,
                                on_event: ProgressCallback | None = None) -> RunOutcome:
     """Async form of `resume_optimization`."""
     return await _drive(RunDir(Path(run_dir).resolve()), resumed=True, models=models, backend=backend,
-                        store=store, on_event=on_event)
+                        store=store, task=task, on_event=on_event)
 
 
 def _is_setup_error(err: Exception) -> bool:
@@ -99,14 +104,18 @@ def _is_setup_error(err: Exception) -> bool:
     return isinstance(err, (NoEndpointConfigured, FileNotFoundError, KeyError, ValueError))
 
 
-def build_context(manifest: RunManifest, run: RunDir, *, log: EvaluationLog,
-                  models: Mapping[str, Any] | None, backend: Any, store: Any) -> Any:
+def build_context(manifest: RunManifest, run: RunDir, *, log: EvaluationLog, models: Mapping[str, Any] | None,
+                  backend: Any, store: Any, task: Any = None) -> Any:
     """Build the graph's runtime context for this session, with the evaluation log in front of the backend."""
     from accelopt_graph.context import make_context
     from accelopt_graph.nkibench import load_task
 
     settings = Settings.model_validate(manifest.settings)
-    task = load_task(manifest.task_name, params=manifest.task_params or None)
+    if task is None:
+        task = load_task(manifest.task_name, params=manifest.task_params or None)
+    elif task.name != manifest.task_name:
+        raise ValueError(f"{run.manifest}: the run optimizes task {manifest.task_name!r}, "
+                         f"but task {task.name!r} was given")
     context = make_context(settings, task, models=dict(models) if models else None,
                            backend=LoggedBackend(backend, log) if backend is not None else None,
                            store=store, run_dir=run.root, run_id=run.run_id)
@@ -116,7 +125,7 @@ def build_context(manifest: RunManifest, run: RunDir, *, log: EvaluationLog,
 
 
 async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None, backend: Any,
-                 store: Any, on_event: ProgressCallback | None) -> RunOutcome:
+                 store: Any, task: Any, on_event: ProgressCallback | None) -> RunOutcome:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from accelopt_graph.graph import compile_graph
@@ -124,7 +133,7 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
     manifest = run.read_manifest()
     session = Session(index=len(manifest.sessions), pid=os.getpid(), started_at=_now(), resumed=resumed)
     context = build_context(manifest, run, log=EvaluationLog(run.evaluations, session.index),
-                            models=models, backend=backend, store=store)
+                            models=models, backend=backend, store=store, task=task)
     manifest.sessions.append(session)
     run.write_manifest(manifest)
     started = time.perf_counter()

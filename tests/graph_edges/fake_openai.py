@@ -19,16 +19,26 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
 class Rule:
-    """Answer `reply` to any request whose messages contain `match` ("" matches everything)."""
+    """Answer `reply` to a request whose messages contain `match` (every string of it, for a list).
 
-    match: str
-    reply: str
+    `reply` may be a function of the prompt text for in-process servers; rules read from a file
+    are plain strings.
+    """
+
+    match: str | list[str]
+    reply: str | Callable[[str], str]
     reasoning_tokens: int | None = None
+
+    def matches(self, text: str) -> bool:
+        return all(m in text for m in ([self.match] if isinstance(self.match, str) else self.match))
+
+    def text(self, prompt: str) -> str:
+        return self.reply(prompt) if callable(self.reply) else self.reply
 
 
 @dataclass
@@ -152,7 +162,7 @@ class FakeOpenAIServer:
 
     def answer(self, text: str) -> tuple[int, Rule]:
         for i, rule in enumerate(self.rules):
-            if rule.match in text:
+            if rule.matches(text):
                 return i, rule
         return -1, Rule(match="", reply=self.default_reply)
 
@@ -173,11 +183,12 @@ class FakeOpenAIServer:
     def _serve_chat(self, handler: Any, body: dict[str, Any]) -> None:
         text = _messages_text(body.get("messages", []))
         rule_index, rule = self.answer(text)
+        reply = rule.text(text)
         prompt_tokens = count_tokens(text)
         reasoning = rule.reasoning_tokens
         if reasoning is None:
             reasoning = 3 + int(hashlib.sha256(text.encode()).hexdigest()[:4], 16) % 40
-        completion = count_tokens(rule.reply) + reasoning
+        completion = count_tokens(reply) + reasoning
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion,
@@ -206,13 +217,13 @@ class FakeOpenAIServer:
         completion_id = f"chatcmpl-{record.index}"
         try:
             if body.get("stream"):
-                self._stream(handler, body, completion_id, rule.reply, usage)
+                self._stream(handler, body, completion_id, reply, usage)
             else:
                 handler._send_json(200, {
                     "id": completion_id, "object": "chat.completion", "created": int(time.time()),
                     "model": record.model,
                     "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": rule.reply}}],
+                                 "message": {"role": "assistant", "content": reply}}],
                     "usage": usage,
                 })
         except (BrokenPipeError, ConnectionResetError):
