@@ -30,8 +30,12 @@ class Provenance(BaseModel):
 
 
 class Experience(BaseModel):
-    """A summarized rewrite. `speedup` = slow latency / fast latency of the *parent -> sample* step;
-    polarity says whether that step helped ("positive") or hurt ("negative")."""
+    """A summarized rewrite. `speedup` = parent latency / sample latency of the *parent -> sample*
+    step; polarity says whether that step helped ("positive") or hurt ("negative").
+
+    `slow_code` / `fast_code` are literally the slower and the faster kernel, so for a negative item
+    the step went fast_code -> slow_code; `before_code` / `after_code` give the step's direction.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -51,6 +55,16 @@ class Experience(BaseModel):
     backend: str = "nkisim"
     provenance: Provenance = Field(default_factory=Provenance)
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def before_code(self) -> str:
+        """The kernel the step started from (the parent)."""
+        return self.slow_code if self.polarity == "positive" else self.fast_code
+
+    @property
+    def after_code(self) -> str:
+        """The kernel the step produced (the sample)."""
+        return self.fast_code if self.polarity == "positive" else self.slow_code
 
     @property
     def source_key(self) -> tuple[str, str]:

@@ -38,7 +38,7 @@ def query_parts(query: RetrievalQuery) -> list[str]:
 def experience_parts(item: Experience) -> list[str]:
     """Texts mirroring `query_parts` for a stored item: where it applies, what code it started from,
     and what bottleneck it addressed (its title, description and plan)."""
-    return [f"{item.task} {item.family}", f"{item.slow_code}\n{item.snippet_before}",
+    return [f"{item.task} {item.family}", f"{item.before_code}\n{item.snippet_before}",
             f"{item.title}\n{item.description}\n{item.plan}"]
 
 

@@ -45,3 +45,9 @@ def test_config_from_yaml_section_or_alone(tmp_path):
     assert MemoryConfig.from_yaml(alone).eviction == "score"
     with pytest.raises(FileNotFoundError, match="nope.yaml"):
         MemoryConfig.from_yaml(tmp_path / "nope.yaml")
+
+
+def test_before_and_after_follow_the_step_direction():
+    pos, neg = make_experience(speedup=1.5), make_experience(speedup=0.5)
+    assert (pos.before_code, pos.after_code) == (pos.slow_code, pos.fast_code)
+    assert (neg.before_code, neg.after_code) == (neg.fast_code, neg.slow_code)
