@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
@@ -23,11 +24,26 @@ from accelopt_graph.nodes.memory import retrieve_experiences, update_memory
 from accelopt_graph.nodes.planner import plan
 from accelopt_graph.nodes.summarizer import summarize
 from accelopt_graph.nodes.supervisor import dispatch_plans, digest, route_to_candidates, route_to_samples, select, start
+from accelopt_graph.memory.experience import Experience, Provenance
 from accelopt_graph.state import OptimizerInput, OptimizerOutput, OptimizerState
+from accelopt_graph.tools.backend import EvalResult, EvalStatus
+from accelopt_graph.types import Candidate, ExperiencePair, FixAttempt, LLMCall, Plan
 
 # LLM failures are handled inside the nodes (recorded as failed samples); what is left to retry at
 # node level is a transiently locked cache database in the run directory.
 CACHE_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=sqlite3.OperationalError)
+
+
+# Types the state holds; checkpoint deserialization allows exactly these (LangGraph's msgpack allowlist).
+CHECKPOINT_TYPES: tuple[tuple[str, str], ...] = tuple(
+    (cls.__module__, cls.__name__)
+    for cls in (Candidate, Plan, LLMCall, FixAttempt, ExperiencePair, EvalResult, EvalStatus, Experience, Provenance)
+)
+
+
+def checkpoint_serde() -> JsonPlusSerializer:
+    """Return a checkpoint serializer that restores the graph's state types (pass as `serde=`)."""
+    return JsonPlusSerializer(allowed_msgpack_modules=CHECKPOINT_TYPES)
 
 
 def build_graph() -> StateGraph:
@@ -55,5 +71,11 @@ def build_graph() -> StateGraph:
 
 
 def compile_graph(checkpointer=None, **kwargs) -> CompiledStateGraph:
-    """Compile `build_graph()`; pass a checkpointer (e.g. SqliteSaver) to make runs resumable."""
+    """Compile `build_graph()`; pass a checkpointer (e.g. SqliteSaver) to make runs resumable.
+
+    A checkpointer with LangGraph's default serializer gets `checkpoint_serde()`, which allows the
+    state's own types, so strict msgpack deserialization (LANGGRAPH_STRICT_MSGPACK) restores them.
+    """
+    if checkpointer is not None and type(getattr(checkpointer, "serde", None)) is JsonPlusSerializer:
+        checkpointer.serde = checkpoint_serde()
     return build_graph().compile(checkpointer=checkpointer, name="accelopt", **kwargs)

@@ -3,12 +3,26 @@ from __future__ import annotations
 
 import asyncio
 
-from accelopt_graph.context import make_context
-from accelopt_graph.graph import compile_graph
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from accelopt_graph.context import OptimizerContext, make_context
+from accelopt_graph.graph import build_graph, compile_graph
 from accelopt_graph.memory.store import NullExperienceStore
 
 from .conftest import marker_models, small_settings
+from accelopt_graph.types import Candidate
+
 from .fakes import MarkerBackend
+
+
+class Parent(TypedDict, total=False):
+    """A parent graph's state that shares `task_name` and `best` with the optimizer."""
+
+    task_name: str
+    best: Candidate
+    report: str
 
 
 def run(ctx, task):
@@ -41,3 +55,36 @@ def test_rounds_improve_and_record(tmp_path, marker_task):
     assert all(c.usd > 0 for c in out["ledger"] if c.ok)
     done = [e for e in events if e["event"] == "iteration_done"]
     assert [e["iteration"] for e in done] == [0, 1, 2]
+
+
+def test_checkpointed_state_restores_typed_values(tmp_path, marker_task):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from accelopt_graph.graph import CHECKPOINT_TYPES
+    from accelopt_graph.types import Candidate, LLMCall
+
+    ctx = make_context(small_settings(tmp_path, iterations=0), marker_task, models=marker_models(),
+                       backend=MarkerBackend(), store=NullExperienceStore(), run_dir=tmp_path / "run")
+    saver = InMemorySaver()
+    graph = compile_graph(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    asyncio.run(graph.ainvoke({"task_name": marker_task.name}, config=config, context=ctx))
+    values = graph.get_state(config).values
+    assert isinstance(values["best"], Candidate) and isinstance(values["ledger"][0], LLMCall)
+    assert ("accelopt_graph.types", "Candidate") in CHECKPOINT_TYPES
+
+
+def test_optimizer_composes_as_a_subgraph(tmp_path, marker_task):
+    def report(state: Parent) -> dict:
+        return {"report": f"{state['task_name']}: {state['best'].latency_ms} ms"}
+
+    parent = StateGraph(Parent, context_schema=OptimizerContext)
+    parent.add_node("optimize", build_graph().compile())
+    parent.add_node(report)
+    parent.add_edge(START, "optimize")
+    parent.add_edge("optimize", "report")
+    parent.add_edge("report", END)
+    ctx = make_context(small_settings(tmp_path, iterations=1), marker_task, models=marker_models(),
+                       backend=MarkerBackend(), store=NullExperienceStore(), run_dir=tmp_path / "run")
+    out = asyncio.run(parent.compile().ainvoke({"task_name": marker_task.name}, context=ctx))
+    assert out["report"] == "toy: 6.4 ms"
