@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-
 from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -10,10 +9,9 @@ from langgraph.graph import END, START, StateGraph
 from accelopt_graph.context import OptimizerContext, make_context
 from accelopt_graph.graph import build_graph, compile_graph
 from accelopt_graph.memory.store import NullExperienceStore
-
-from .conftest import marker_models, small_settings
 from accelopt_graph.types import Candidate
 
+from .conftest import marker_models, small_settings
 from .fakes import MarkerBackend
 
 
