@@ -44,14 +44,15 @@ _SYSCALLS = {
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def set_resource_limits(*, memory_limit_mb: int, cpu_limit_s: int, file_limit_mb: int) -> dict:
-    """Cap address space, CPU time and the size of any file written; disable core dumps."""
+def set_resource_limits(*, memory_limit_mb: int | None, cpu_limit_s: int, file_limit_mb: int) -> dict:
+    """Cap address space (unless None), CPU time and any file's size; disable core dumps."""
     limits = {
-        resource.RLIMIT_AS: memory_limit_mb << 20,
         resource.RLIMIT_CPU: cpu_limit_s,
         resource.RLIMIT_FSIZE: file_limit_mb << 20,
         resource.RLIMIT_CORE: 0,
     }
+    if memory_limit_mb is not None:
+        limits[resource.RLIMIT_AS] = memory_limit_mb << 20
     for which, value in limits.items():
         soft, hard = resource.getrlimit(which)
         cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
@@ -172,9 +173,13 @@ def python_read_paths(package_files: list[str]) -> list[str]:
     return paths
 
 
-def confine(*, workdir: str, package_files: list[str], memory_limit_mb: int, cpu_limit_s: int,
-            file_limit_mb: int) -> dict:
-    """Apply every layer; return what was applied, for the evaluation's details."""
+def confine(*, level: str, workdir: str, package_files: list[str], memory_limit_mb: int,
+            cpu_limit_s: int, file_limit_mb: int) -> dict:
+    """Apply the layers of `level` ("strict" or "toolchain"); return what was applied."""
+    if level == "toolchain":
+        return {"rlimits": set_resource_limits(memory_limit_mb=None, cpu_limit_s=cpu_limit_s,
+                                               file_limit_mb=file_limit_mb),
+                "landlock": "off: toolchain level", "seccomp": "off: toolchain level"}
     report = {"rlimits": set_resource_limits(memory_limit_mb=memory_limit_mb,
                                              cpu_limit_s=cpu_limit_s, file_limit_mb=file_limit_mb)}
     report["landlock"] = install_landlock(read_paths=python_read_paths(package_files),

@@ -15,7 +15,7 @@ from accelopt_graph.tools.backend import EvalResult, EvalSettings, EvalStatus, K
 from accelopt_graph.tools.checks import below_peak, check_case, forbidden_dtype_use, trace_inconsistency
 from accelopt_graph.tools.kernel_policy import check_kernel_source
 from accelopt_graph.tools.pool import Executor
-from accelopt_graph.tools.sandbox import CaseRun, SandboxJob, SandboxLimits, SandboxRun
+from accelopt_graph.tools.sandbox import SandboxJob, SandboxLimits, SandboxRun
 
 _RUN_STATUS = {"compile_error": EvalStatus.COMPILE_ERROR, "runtime_error": EvalStatus.RUNTIME_ERROR,
                "timeout": EvalStatus.TIMEOUT, "sandbox_error": EvalStatus.RUNTIME_ERROR}
@@ -35,7 +35,8 @@ class MeasurementError(RuntimeError):
     """The trusted side could not time or profile a kernel that ran correctly (bench_error)."""
 
 
-Measure = Callable[[CaseRun, str], Measurement]  # (timed case's run, hardware) -> Measurement
+# (the sandbox run, index of the timed case, hardware) -> Measurement, computed on the trusted side
+Measure = Callable[[SandboxRun, int, str], Measurement]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,9 +68,10 @@ def _label(seed: int, case: str | None) -> str:
 
 
 def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, executor: Executor,
-                       engine: str, measure: Measure, backend: str, source: Source,
-                       policy: bool = True, confine: bool = True,
-                       env: dict[str, str] | None = None) -> EvalResult:
+                       engine: str, measure: Measure | None, backend: str, source: Source,
+                       policy: bool = True, confinement: str = "strict",
+                       env: dict[str, str] | None = None, observe: str | None = None,
+                       observe_args: dict[str, Any] | None = None) -> EvalResult:
     """Compile, check on every case, time and profile `code` for `task`; never raises on bad code."""
     start = time.perf_counter()
     base: dict[str, Any] = {"backend": backend, "source": source, "hardware": settings.hardware,
@@ -91,8 +93,8 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
     plan = plan_cases(task, settings.seeds)
     inputs = [task.kernel_inputs(s, c) for s, c in plan.pairs]
     job = SandboxJob(code=code, cases=inputs, engine=engine, trace_cases=frozenset({plan.timed}),
-                     env=dict(env or {}),
-                     limits=SandboxLimits(timeout_s=settings.timeout_s, confine=confine,
+                     env=dict(env or {}), observe=observe, observe_args=dict(observe_args or {}),
+                     limits=SandboxLimits(timeout_s=settings.timeout_s, confinement=confinement,
                                           memory_limit_mb=settings.memory_limit_mb,
                                           output_limit_mb=settings.output_limit_mb))
     run = executor.run(job)
@@ -119,8 +121,10 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
         if bad := trace_inconsistency(timed_run.trace, timed_run.outputs):
             return result(EvalStatus.REJECTED, rel_l2=worst, error=bad,
                           details={**base["details"], "flagged": True, "flag": "trace_tampering"})
+    if measure is None:  # functional pre-check only (e.g. the Neuron SDK's simulator)
+        return result(EvalStatus.OK, rel_l2=worst, details={**base["details"], "check_only": True})
     try:
-        m = measure(timed_run, settings.hardware)
+        m = measure(run, plan.timed, settings.hardware)
     except MeasurementError as exc:
         return result(EvalStatus.BENCH_ERROR, rel_l2=worst, error=str(exc))
     peak_ms = task.peak_latency_ms(settings.hardware)

@@ -9,6 +9,7 @@ Correctness, latency and the verdict are computed by the caller from this data, 
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -43,7 +44,9 @@ class SandboxLimits:
     memory_limit_mb: int = 8192
     output_limit_mb: int = 1024
     max_trace_events: int = 5_000_000
-    confine: bool = True  # OS confinement (rlimits, seccomp, Landlock); off only in tests
+    # strict: rlimits + seccomp + Landlock (simulator); toolchain: rlimits without the address-space
+    # cap, so a vendor compiler may exec and the runtime may map device memory (neuron); none: tests.
+    confinement: Literal["strict", "toolchain", "none"] = "strict"
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0 or self.memory_limit_mb <= 0 or self.output_limit_mb <= 0:
@@ -61,6 +64,10 @@ class SandboxJob:
     trace_cases: frozenset[int] = frozenset()  # cases whose instruction trace comes back
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     env: dict[str, str] = field(default_factory=dict)  # e.g. NEURON_RT_VISIBLE_CORES
+    # Trusted post-processing on the same machine, before the working directory is deleted:
+    # "module:function" called as fn(workdir, job) -> dict (e.g. profiling the device trace).
+    observe: str | None = None
+    observe_args: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,6 +90,12 @@ class SandboxRun:
     cases: tuple[CaseRun, ...] = ()
     wall_s: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+    observed: dict[str, Any] = field(default_factory=dict)  # from `job.observe`, trusted side
+
+
+def _observe(workdir: Path, job: SandboxJob) -> dict[str, Any]:
+    module_name, attr = job.observe.split(":")
+    return getattr(importlib.import_module(module_name), attr)(workdir, job)
 
 
 def _tail(text: str, limit: int = ERROR_TAIL_CHARS) -> str:
@@ -187,7 +200,7 @@ def run_isolated(job: SandboxJob) -> SandboxRun:
         (workdir / "kernel.py").write_text(job.code)
         specs = _write_inputs(workdir, job.cases)
         child_job = {
-            "engine": job.engine, "kernel_name": job.kernel_name, "confine": limits.confine,
+            "engine": job.engine, "kernel_name": job.kernel_name, "confinement": limits.confinement,
             "cases": [{"inputs": s, "trace": i in job.trace_cases} for i, s in enumerate(specs)],
             "limits": {"memory_limit_mb": limits.memory_limit_mb,
                        "cpu_limit_s": int(limits.timeout_s) + 5,
@@ -223,10 +236,11 @@ def run_isolated(job: SandboxJob) -> SandboxRun:
         except (OSError, ValueError, KeyError, TypeError, TraceFormatError) as exc:
             return SandboxRun(status="sandbox_error", wall_s=wall_s, details=details,
                               error=f"sandbox output rejected: {exc}")
+        failed = next((c for c in cases if c.status != "ok"), None)
+        observed = _observe(workdir, job) if job.observe and not failed else {}
     details.update(collected)
-    failed = next((c for c in cases if c.status != "ok"), None)
     return SandboxRun(status=failed.status if failed else "ok", error=failed.error if failed else "",
-                      cases=tuple(cases), wall_s=wall_s, details=details)
+                      cases=tuple(cases), wall_s=wall_s, details=details, observed=observed)
 
 
 def _describe_exit(returncode: int) -> str:

@@ -113,14 +113,15 @@ def main(workdir_arg: str) -> int:
     cases = [_load_inputs(workdir, case["inputs"]) for case in job["cases"]]
     (workdir / "out").mkdir(exist_ok=True)
     report: dict[str, Any] = {"cases": [], "confinement": {}}
-    if job.get("confine", True):
+    if job["confinement"] != "none":
         from accelopt_graph import tools as _tools
         from accelopt_graph.tools import confine
 
         # The nkibench folder (oracle caches) is deliberately not readable from here.
         package_files = [sys.modules["accelopt_graph"].__file__, _tools.__file__]
         report["confinement"] = confine.confine(
-            workdir=str(workdir), package_files=package_files, **job["limits"])
+            level=job["confinement"], workdir=str(workdir), package_files=package_files,
+            **job["limits"])
     kernel_file = str(workdir / "kernel.py")
     try:
         kernel = engine.load(Path(kernel_file), job["kernel_name"])

@@ -13,13 +13,14 @@ from typing import Any, Mapping
 from accelopt_graph.tools.backend import EvalResult, EvalSettings, KernelTask
 from accelopt_graph.tools.evaluation import Measurement, MeasurementError, evaluate_candidate
 from accelopt_graph.tools.pool import DeviceSlots, Executor, LocalPool
-from accelopt_graph.tools.sandbox import CaseRun
+from accelopt_graph.tools.sandbox import SandboxRun
 
 
-def simulated_profile(case: CaseRun, hardware: str) -> Measurement:
-    """Estimate latency and neuron-profile counters from the case's trace, in this process."""
+def simulated_profile(run: SandboxRun, timed: int, hardware: str) -> Measurement:
+    """Estimate latency and neuron-profile counters from the timed case's trace, in this process."""
     from accelopt_graph.tools.nkisim import estimate_profile
 
+    case = run.cases[timed]
     if case.trace is None:
         raise MeasurementError("the simulator returned no instruction trace for the timed case")
     try:
@@ -38,16 +39,16 @@ class SimBackend:
     name = "nkisim"
 
     def __init__(self, *, executor: Executor | None = None, workers: int = 2, policy: bool = True,
-                 confine: bool = True):
+                 confinement: str = "strict"):
         self.executor = executor or LocalPool(DeviceSlots.cpu_workers(workers))
         self.policy = policy
-        self.confine = confine
+        self.confinement = confinement
 
     def evaluate(self, task: KernelTask, code: str, settings: EvalSettings) -> EvalResult:
         """Compile, check, time and profile `code`; thread-safe, blocks for a free worker."""
         return evaluate_candidate(task, code, settings, executor=self.executor, engine="nkisim",
                                   measure=simulated_profile, backend=self.name, source="simulator",
-                                  policy=self.policy, confine=self.confine)
+                                  policy=self.policy, confinement=self.confinement)
 
     def hardware_info(self, hardware: str) -> Mapping[str, Any]:
         """Peaks and the knowledge-pack name the prompts use."""

@@ -16,7 +16,7 @@ POOL = LocalPool(DeviceSlots.cpu_workers(2))
 
 
 def fixed(latency_ms):
-    return lambda case, hardware: Measurement(latency_ms=latency_ms, counters={"total_time": latency_ms / 1e3})
+    return lambda run, timed, hardware: Measurement(latency_ms=latency_ms, counters={"total_time": latency_ms / 1e3})
 
 
 def evaluate(code, task=None, *, measure=fixed(1.0), policy=True, settings=SETTINGS):
@@ -66,7 +66,7 @@ def test_latency_below_physical_peak_is_rejected_and_flagged():
 
 
 def test_measurement_failure_is_bench_error():
-    def broken(case, hardware):
+    def broken(run, timed, hardware):
         raise MeasurementError("profiler crashed")
 
     r = evaluate(ADD, measure=broken)

@@ -19,7 +19,8 @@ KERNELS = {
 VOLATILE = {"wall_s", "details"}
 
 
-def _measure(case, hardware):
+def _measure(run, timed, hardware):
+    case = run.cases[timed]
     total = float(sum(float(o.sum()) for o in case.outputs))
     return Measurement(latency_ms=1.0 + abs(total) % 1.0)
 

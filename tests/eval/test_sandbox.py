@@ -88,7 +88,7 @@ def test_fork_exec_socket_and_signals_are_denied():
 def test_no_process_outlives_its_evaluation():
     code = ("import os, time\ndef kernel(a, b):\n"
             "    if os.fork() == 0:\n        os.setsid()\n        time.sleep(60)\n    return a\n")
-    r = run(code, confine=False)
+    r = run(code, confinement="none")
     pids = [p for p in os.listdir("/proc") if p.isdigit()]
     assert r.status == "ok"
     assert r.details.get("stray_processes_killed", 0) >= 1
