@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-PathOpt = Annotated[Optional[Path], typer.Option("--path", help="Embedded Chroma directory of the store.")]
-ServerOpt = Annotated[Optional[str], typer.Option("--server", help="URL of a `chroma run` server, e.g. http://localhost:8000.")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="YAML run config (its `memory:` section) or a memory section alone.")]
-HardwareOpt = Annotated[Optional[str], typer.Option("--hardware", help="Only this hardware namespace, e.g. trn1.")]
-BackendOpt = Annotated[Optional[str], typer.Option("--backend", help="Only this backend namespace, e.g. nkisim.")]
+PathOpt = Annotated[Path | None, typer.Option("--path", help="Embedded Chroma directory of the store.")]
+ServerOpt = Annotated[str | None, typer.Option("--server", help="URL of a `chroma run` server (http://host:port).")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Run config YAML (its `memory:` section) or the section alone.")]
+HardwareOpt = Annotated[str | None, typer.Option("--hardware", help="Only this hardware namespace, e.g. trn1.")]
+BackendOpt = Annotated[str | None, typer.Option("--backend", help="Only this backend namespace, e.g. nkisim.")]
 
 memory_app = typer.Typer(name="memory", help="Inspect and curate the optimization memory (experience store).",
                          no_args_is_help=True)
@@ -48,9 +48,9 @@ def _table(title: str, rows, *, score: bool = False):
 
 @memory_app.command("list")
 def list_(path: PathOpt = None, server: ServerOpt = None, config: ConfigOpt = None,
-          task: Annotated[Optional[str], typer.Option(help="Only this task.")] = None,
-          polarity: Annotated[Optional[str], typer.Option(help="positive | negative")] = None,
-          run: Annotated[Optional[str], typer.Option("--run", help="Only this run id.")] = None,
+          task: Annotated[str | None, typer.Option(help="Only this task.")] = None,
+          polarity: Annotated[str | None, typer.Option(help="positive | negative")] = None,
+          run: Annotated[str | None, typer.Option("--run", help="Only this run id.")] = None,
           hardware: HardwareOpt = None, backend: BackendOpt = None,
           limit: Annotated[int, typer.Option(help="Show at most this many (newest first).")] = 50) -> None:
     """List stored experiences as a table, newest first."""
@@ -115,10 +115,10 @@ def import_(file: Path, path: PathOpt = None, server: ServerOpt = None, config: 
 
 @memory_app.command()
 def prune(path: PathOpt = None, server: ServerOpt = None, config: ConfigOpt = None,
-          policy: Annotated[Optional[str], typer.Option(help="fifo | score | random (default: the config's).")] = None,
-          max_items: Annotated[Optional[int], typer.Option(help="Keep at most this many per namespace.")] = None,
-          run: Annotated[Optional[str], typer.Option("--run", help="Only within this run id.")] = None,
-          task: Annotated[Optional[str], typer.Option(help="Only within this task.")] = None,
+          policy: Annotated[str | None, typer.Option(help="fifo | score | random (default: the config's).")] = None,
+          max_items: Annotated[int | None, typer.Option(help="Keep at most this many per namespace.")] = None,
+          run: Annotated[str | None, typer.Option("--run", help="Only within this run id.")] = None,
+          task: Annotated[str | None, typer.Option(help="Only within this task.")] = None,
           dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be evicted.")] = False) -> None:
     """Evict experiences by a capacity policy."""
     if policy not in (None, "fifo", "score", "random", "unlimited"):

@@ -7,10 +7,9 @@ import math
 from collections.abc import Hashable, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
-
 from accelopt_graph.memory.embedding import normalize_rows
 from accelopt_graph.memory.experience import Experience
+from pydantic import BaseModel, ConfigDict
 
 
 class RetrievalQuery(BaseModel):

@@ -17,14 +17,13 @@ from urllib.parse import urlparse
 
 import chromadb
 import numpy as np
-from chromadb.config import Settings as ChromaSettings
-from pydantic import ValidationError
-
 from accelopt_graph.memory.config import Eviction, MemoryConfig
 from accelopt_graph.memory.embedding import Embedder, make_embedder, normalize_rows
 from accelopt_graph.memory.eviction import StoredItem, choose_evictions
 from accelopt_graph.memory.experience import Experience, Polarity
 from accelopt_graph.memory.retrieval import RetrievalQuery, combine, experience_parts, mmr_select, query_parts
+from chromadb.config import Settings as ChromaSettings
+from pydantic import ValidationError
 
 __all__ = ["ChromaExperienceStore", "ExperienceStore", "NullExperienceStore", "RetrievalQuery", "open_store"]
 

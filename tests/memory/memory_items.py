@@ -7,8 +7,8 @@ from accelopt_graph.memory.experience import Experience, Provenance
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 KERNELS = {
-    "matmul": "def matmul(a, b, out):\n    t = nl.load(a[i_p, i_f])\n    acc = nl.matmul(t, nl.load(b), transpose_x=True)\n"
-              "    nl.store(out, acc)\n",
+    "matmul": "def matmul(a, b, out):\n    t = nl.load(a[i_p, i_f])\n"
+              "    acc = nl.matmul(t, nl.load(b), transpose_x=True)\n    nl.store(out, acc)\n",
     "rmsnorm": "def rmsnorm(x, w, out):\n    t = nl.load(x)\n    ms = nl.mean(nl.square(t), axis=1)\n"
                "    nl.store(out, nl.multiply(t, nl.rsqrt(ms)))\n",
     "silu": "def silu(x, out):\n    t = nl.load(x)\n    nl.store(out, nl.multiply(t, nl.sigmoid(t)))\n",
