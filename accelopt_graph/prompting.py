@@ -69,7 +69,7 @@ def format_profile(result: EvalResult | None) -> str:
     source = "simulated (CPU simulator estimate)" if result.source == "simulator" else "measured on hardware"
     lines = [f"status: {result.status.value}", f"latency_ms: {_num(result.latency_ms)} ({source})"]
     if result.percent_of_peak is not None:
-        lines.append(f"fraction_of_peak: {result.percent_of_peak:.4f}")
+        lines.append(f"percent_of_peak: {result.percent_of_peak:.1f}%")
     for field in PROFILE_FIELDS:
         if field in result.counters:
             lines.append(f"{field}: {_num(result.counters[field])}")
@@ -110,5 +110,5 @@ def bottleneck_summary(result: EvalResult | None) -> str:
     busy = sorted(((result.counters.get(f, 0.0), e) for e, f in _ENGINE_FIELDS.items()), reverse=True)
     parts = [f"{engine} {share:.0%} active" for share, engine in busy if share > 0][:3]
     if result.percent_of_peak is not None:
-        parts.append(f"{result.percent_of_peak:.2f} of peak")
+        parts.append(f"{result.percent_of_peak:.0f}% of peak")
     return "; ".join(parts)

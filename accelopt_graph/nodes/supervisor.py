@@ -122,12 +122,13 @@ async def select(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> d
     evaluations = sum(1 for c in history if not c.cached and c.code) + sum(len(c.fix_chain) for c in history)
     wall_s = state.get("elapsed_s", 0.0) + ctx.ledger.since_sync_s()
     ctx.ledger.sync(ledger, evaluations=evaluations, wall_s=wall_s)
-    fraction = best.result.percent_of_peak if best is not None else None
+    percent = best.result.percent_of_peak if best is not None else None
+    fraction = percent / 100.0 if percent is not None else None
     reason = stop_reason(round_done=iteration, iterations=search.iterations, budget_reason=ctx.ledger.stop_reason(),
                          best_fraction_of_peak=fraction, target_fraction_of_peak=search.target_fraction_of_peak,
                          rounds_without_improvement=stale, patience=search.patience)
     ctx.emit({"event": "iteration_done", "iteration": iteration, "evaluated": len(history),
-              "best_latency_ms": best.latency_ms if best else None, "best_percent_of_peak": fraction,
+              "best_latency_ms": best.latency_ms if best else None, "best_percent_of_peak": percent,
               "usd_total": ctx.ledger.spent.usd, "beam": [c.id for c in beam], "stop_reason": reason})
     return {"beam": beam, "best": best, "rounds_without_improvement": stale, "stop_reason": reason,
             "iteration": iteration if reason else iteration + 1, "elapsed_s": wall_s,

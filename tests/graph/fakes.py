@@ -88,7 +88,7 @@ class MarkerBackend:
             return EvalResult(status=EvalStatus.RUNTIME_ERROR, error="no latency marker", code_hash=digest)
         latency = float(match.group(1))
         peak = task.peak_latency_ms(settings.hardware)
-        return EvalResult(status=EvalStatus.OK, latency_ms=latency, percent_of_peak=peak / latency,
+        return EvalResult(status=EvalStatus.OK, latency_ms=latency, percent_of_peak=100.0 * peak / latency,
                           peak_latency_ms=peak, code_hash=digest, counters={"dma_active_time_percent": 0.5})
 
     def hardware_info(self, hardware: str) -> dict:

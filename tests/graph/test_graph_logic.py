@@ -86,3 +86,38 @@ def test_optimizer_composes_as_a_subgraph(tmp_path, marker_task):
                        backend=MarkerBackend(), store=NullExperienceStore(), run_dir=tmp_path / "run")
     out = asyncio.run(parent.compile().ainvoke({"task_name": marker_task.name}, context=ctx))
     assert out["report"] == "toy: 6.4 ms"
+
+
+def test_target_fraction_of_peak_stops_the_run(tmp_path, marker_task):
+    ctx = make_context(small_settings(tmp_path, iterations=5, target_fraction_of_peak=0.12), marker_task,
+                       models=marker_models(), backend=MarkerBackend(), store=NullExperienceStore(),
+                       run_dir=tmp_path / "run")
+    out, _ = run(ctx, marker_task)
+    assert out["stop_reason"] == "target_reached" and out["iteration"] == 0  # 8 ms = 12.5% of a 1 ms peak
+
+
+def test_budget_stops_cleanly_mid_run(tmp_path, marker_task):
+    settings = small_settings(tmp_path, iterations=5).with_overrides({"budget": {"usd": 0.002}})
+    ctx = make_context(settings, marker_task, models=marker_models(), backend=MarkerBackend(),
+                       store=NullExperienceStore(), run_dir=tmp_path / "run")
+    out, events = run(ctx, marker_task)
+    assert out["stop_reason"] == "budget_usd"
+    assert out["iteration"] < 5 and events[-1]["event"] == "iteration_done"
+    spent = sum(c.usd for c in out["ledger"])
+    one_call = max(c.usd for c in out["ledger"])
+    assert 0.002 <= spent < 0.002 + 2 * 2 * one_call  # at most the calls already in flight overshoot
+
+
+def test_failed_samples_go_to_the_fixer_and_keep_the_chain(tmp_path, marker_task):
+    models = marker_models()
+    fixed = "```python\n@nki.jit\ndef kernel(x):\n    LATENCY_MS = 7.0\n    return x\n```"
+    models["executor"] = type(models["executor"])(rules=[("Plan to implement", "```python\n@nki.jit\ndef kernel(x):\n"
+                                                          "    LATENCY_MS = 1.0  # BROKEN\n    return x\n```")])
+    models["fixer"] = type(models["fixer"])(rules=[("SyntaxError: marker says broken", fixed)])
+    ctx = make_context(small_settings(tmp_path, iterations=0), marker_task, models=models, backend=MarkerBackend(),
+                       store=NullExperienceStore(), run_dir=tmp_path / "run")
+    out, _ = run(ctx, marker_task)
+    fixed_samples = [c for c in out["history"] if c.fix_chain]
+    assert fixed_samples and all(c.is_correct and c.latency_ms == 7.0 for c in fixed_samples)
+    assert fixed_samples[0].fix_chain[0].status.value == "ok"
+    assert out["best"].latency_ms == 7.0 and any(c.role == "fixer" for c in out["ledger"])
