@@ -18,19 +18,25 @@ from accelopt_graph.tools.sandbox import SandboxRun
 
 def simulated_profile(run: SandboxRun, timed: int, hardware: str) -> Measurement:
     """Estimate latency and neuron-profile counters from the timed case's trace, in this process."""
-    from accelopt_graph.tools.nkisim import estimate_profile
+    from accelopt_graph.tools.nkisim.counters import compute_counters
+    from accelopt_graph.tools.nkisim.hardware import get_spec
+    from accelopt_graph.tools.nkisim.perf_model import estimate_latency
 
-    case = run.cases[timed]
-    if case.trace is None:
+    trace = run.cases[timed].trace
+    if trace is None:
         raise MeasurementError("the simulator returned no instruction trace for the timed case")
+    spec = get_spec(hardware)
     try:
-        profile = estimate_profile(list(case.trace), hardware=hardware)
+        breakdown = estimate_latency(list(trace), spec)
+        counters = compute_counters(list(trace), breakdown, spec)
     except (ValueError, KeyError, ArithmeticError) as exc:
         raise MeasurementError(f"performance model failed on the trace: {exc}") from exc
-    return Measurement(latency_ms=float(profile.latency_ms),
-                       counters={k: float(v) for k, v in profile.counters.items()},
-                       details={"trace_events": len(case.trace),
-                                "cost_model": getattr(profile, "model_version", "")})
+    if not breakdown.total_ms > 0:
+        raise MeasurementError("performance model estimated a non-positive latency")
+    return Measurement(latency_ms=breakdown.total_ms,
+                       counters={k: float(v) for k, v in counters.items()},
+                       details={"trace_events": len(trace), "bottleneck": breakdown.bottleneck,
+                                "cost_model": breakdown.cost_model_version})
 
 
 class SimBackend:
