@@ -8,7 +8,7 @@ import typer
 
 PathOpt = Annotated[Path | None, typer.Option("--path", help="Embedded Chroma directory of the store.")]
 ServerOpt = Annotated[str | None, typer.Option("--server", help="URL of a `chroma run` server (http://host:port).")]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Run config YAML (its `memory:` section) or the section alone.")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Run config YAML (`memory:` section) or the section.")]
 HardwareOpt = Annotated[str | None, typer.Option("--hardware", help="Only this hardware namespace, e.g. trn1.")]
 BackendOpt = Annotated[str | None, typer.Option("--backend", help="Only this backend namespace, e.g. nkisim.")]
 
@@ -31,18 +31,17 @@ def _store(path: Path | None, server: str | None, config: Path | None):
 
 
 def _table(title: str, rows, *, score: bool = False):
+    """One row per item; the speedup is green for positive items and red for negative ones."""
     from rich.table import Table
 
     table = Table(title=title)
-    for name in (["score"] if score else []) + ["id", "polarity", "speedup", "task", "title", "run/iter",
-                                                "created"]:
+    for name in (["score"] if score else []) + ["id", "speedup", "task", "title", "run/iter", "created"]:
         table.add_column(name, overflow="fold", no_wrap=name == "id")
     for item, value in rows:
         cells = [f"{value:.3f}"] if score else []
         color = "green" if item.polarity == "positive" else "red"
-        table.add_row(*cells, item.id, f"[{color}]{item.polarity}[/{color}]", f"{item.speedup:.3f}x", item.task,
-                      item.title, f"{item.provenance.run_id}/{item.provenance.iteration}",
-                      item.created_at.strftime("%Y-%m-%d %H:%M"))
+        table.add_row(*cells, item.id, f"[{color}]{item.speedup:.3f}x[/{color}]", item.task, item.title,
+                      f"{item.provenance.run_id}/{item.provenance.iteration}", item.created_at.strftime("%m-%d %H:%M"))
     return table
 
 
