@@ -392,6 +392,22 @@ def dma_transfer_cost(*, nbytes: int, partitions: int, chunk_bytes: int, touches
     return DmaCost(kind, nbytes, engines, engine_s, hbm_s, descriptors)
 
 
+def _contiguous_run(a: Access) -> int:
+    """Longest contiguous byte run of an access.
+
+    When the recorded run is a single element but the access fills its bounding box densely (an
+    `nl.arange` tile index is recorded as a gather), the innermost box extent is contiguous.
+    """
+    run = a.contiguous_bytes or a.nbytes
+    elems = a.partitions * a.free_elems
+    size = a.nbytes // elems if elems else 0
+    if size and run <= size and a.region:
+        box = math.prod(hi - lo for lo, hi in a.region)
+        if box == elems:
+            run = max(run, (a.region[-1][1] - a.region[-1][0]) * size)
+    return run
+
+
 def dma_cost(ev: TraceEvent, spec: HardwareSpec) -> DmaCost:
     """Cost of a DMA event from its HBM and SBUF sides (contiguous run = descriptor size)."""
     if not ev.reads and not ev.writes:
@@ -402,7 +418,7 @@ def dma_cost(ev: TraceEvent, spec: HardwareSpec) -> DmaCost:
     partitions = onchip[0].partitions if onchip else (ev.partitions or spec.partitions)
     chunk = nbytes
     for a in accesses:
-        run = a.contiguous_bytes or a.nbytes
+        run = _contiguous_run(a)
         if a.buffer is not Buffer.HBM:
             # Every SBUF partition row is at least one buffer of the scatter-gather list (S7).
             run = min(run, max(1, a.nbytes // max(1, a.partitions)))
