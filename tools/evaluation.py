@@ -93,7 +93,7 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
     plan = plan_cases(task, settings.seeds)
     inputs = [task.kernel_inputs(s, c) for s, c in plan.pairs]
     job = SandboxJob(code=code, cases=inputs, engine=engine, trace_cases=frozenset({plan.timed}),
-                     env=dict(env or {}), observe=observe, observe_args=dict(observe_args or {}),
+                     env={"ACCELOPT_HARDWARE": settings.hardware, **(env or {})}, observe=observe, observe_args=dict(observe_args or {}),
                      limits=SandboxLimits(timeout_s=settings.timeout_s, confinement=confinement,
                                           memory_limit_mb=settings.memory_limit_mb,
                                           output_limit_mb=settings.output_limit_mb))

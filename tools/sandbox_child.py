@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -44,13 +45,14 @@ class NkisimEngine:
     """Kernels written against `neuronxcc.nki`, run by the project's CPU simulator."""
 
     def prepare(self) -> None:
-        from accelopt_graph.tools import nkisim
+        from accelopt_graph.tools.nkisim import errors, interpreter
 
-        self.sim = nkisim
-        self.compile_errors = (SyntaxError, nkisim.SimCompileError)
+        self.interpreter = interpreter
+        self.compile_errors = (SyntaxError, errors.SimCompileError)
+        self.hardware = os.environ.get("ACCELOPT_HARDWARE", "trn1")
 
     def load(self, path: Path, name: str) -> Callable:
-        module = self.sim.load_module(path)
+        module = self.interpreter.load_module(path)
         if not hasattr(module, name):
             raise NameError(f"kernel file defines no function named {name!r}")
         return getattr(module, name)
@@ -58,10 +60,9 @@ class NkisimEngine:
     def run(self, kernel: Callable, inputs: list, *, trace: bool) -> tuple[list, list | None]:
         from accelopt_graph.tools.trace_wire import encode_trace
 
-        if not trace:
-            return _as_list(self.sim.simulate_kernel(kernel, *inputs)), None
-        outputs, events = self.sim.trace_kernel(kernel, *inputs)
-        return _as_list(outputs), encode_trace(list(events))
+        outputs, events = self.interpreter.run_kernel(kernel, list(inputs), collect_trace=trace,
+                                                      hardware=self.hardware)
+        return _as_list(outputs), (encode_trace(list(events)) if trace else None)
 
 
 ENGINES: dict[str, str] = {

@@ -18,25 +18,22 @@ from accelopt_graph.tools.sandbox import SandboxRun
 
 def simulated_profile(run: SandboxRun, timed: int, hardware: str) -> Measurement:
     """Estimate latency and neuron-profile counters from the timed case's trace, in this process."""
-    from accelopt_graph.tools.nkisim.counters import compute_counters
-    from accelopt_graph.tools.nkisim.hardware import get_spec
-    from accelopt_graph.tools.nkisim.perf_model import estimate_latency
+    from accelopt_graph.tools.nkisim.profile import profile_trace
 
     trace = run.cases[timed].trace
     if trace is None:
         raise MeasurementError("the simulator returned no instruction trace for the timed case")
-    spec = get_spec(hardware)
     try:
-        breakdown = estimate_latency(list(trace), spec)
-        counters = compute_counters(list(trace), breakdown, spec)
+        profile = profile_trace(list(trace), hardware=hardware)
     except (ValueError, KeyError, ArithmeticError) as exc:
         raise MeasurementError(f"performance model failed on the trace: {exc}") from exc
-    if not breakdown.total_ms > 0:
+    if not profile.latency_ms > 0:
         raise MeasurementError("performance model estimated a non-positive latency")
-    return Measurement(latency_ms=breakdown.total_ms,
-                       counters={k: float(v) for k, v in counters.items()},
-                       details={"trace_events": len(trace), "bottleneck": breakdown.bottleneck,
-                                "cost_model": breakdown.cost_model_version})
+    return Measurement(latency_ms=profile.latency_ms,
+                       counters={k: float(v) for k, v in profile.counters.items()},
+                       details={"trace_events": profile.events, "bottleneck": profile.bottleneck,
+                                "cost_model": profile.cost_model_version,
+                                "model_s": round(profile.model_s, 4)})
 
 
 class SimBackend:
