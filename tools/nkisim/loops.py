@@ -1,0 +1,71 @@
+"""`nl.affine_range`, `nl.sequential_range`, `nl.static_range`: eager loops that record themselves.
+
+Each iteration pushes a `LoopFrame` (for the trace) and, except for unrolled static loops, a scope
+token (for the tensor-scope rule and per-iteration liveness). In affine-order check mode the
+iterations of `affine_range` run in a shuffled order: independent iterations give the same result.
+"""
+from __future__ import annotations
+
+import sys
+
+from .runtime import active
+from .trace import LoopFrame, LoopKind
+
+
+class LoopVar(int):
+    """A loop index: an int that also knows its loop (needed by `nl.loop_reduce`)."""
+
+    depth: int
+    first: bool
+
+
+def _loop(kind: LoopKind, args, site) -> object:
+    r = range(*(int(a) for a in args))
+    run = active()
+    if run is None:
+        return iter(r)
+    return _iterate(run, kind, r, run.loop_id(site))
+
+
+def _iterate(run, kind, r, loop_id):
+    outer_loops, outer_scope = run.loops, run.scope
+    depth = len(outer_loops)
+    order = list(range(len(r)))
+    if kind is LoopKind.AFFINE and run.rng is not None:
+        run.rng.shuffle(order)
+    n = len(r)
+    scoped = kind is not LoopKind.STATIC
+    outer_iter = run.iteration
+    inner_scope = outer_scope + (run.new_id(),) if scoped else outer_scope
+    try:
+        for pos, it in enumerate(order):
+            run.loops = outer_loops + (LoopFrame(loop_id, kind, it, n),)
+            run.scope = inner_scope
+            token = run.iteration = run.new_id()
+            var = LoopVar(r[it])
+            var.depth, var.first = depth, pos == 0
+            yield var
+            run.loops, run.scope, run.iteration = outer_loops, outer_scope, outer_iter
+            run.end_scope(token)
+    finally:
+        run.loops, run.scope, run.iteration = outer_loops, outer_scope, outer_iter
+
+
+def _site() -> tuple[str, int]:
+    f = sys._getframe(2)
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+def affine_range(*args, **kwargs):
+    """Iterations are independent (the compiler may reorder or overlap them)."""
+    return _loop(LoopKind.AFFINE, args, _site())
+
+
+def sequential_range(*args, **kwargs):
+    """Iterations carry a dependency and run in order."""
+    return _loop(LoopKind.SEQUENTIAL, args, _site())
+
+
+def static_range(*args, **kwargs):
+    """Fully unrolled at trace time (no scope: each iteration's tensors are distinct)."""
+    return _loop(LoopKind.STATIC, args, _site())

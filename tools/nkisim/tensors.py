@@ -1,0 +1,497 @@
+"""Tensors in HBM / SBUF / PSUM, views (`t[key]`) and assignment into them.
+
+A `Tensor` owns a NumPy array (None in trace-only mode). Indexing returns a lazy `View`; the key
+is resolved, bounds-checked and read only when an instruction uses it with its mask. Results of
+instructions are *fresh* tiles: when a fresh tile is assigned into a tensor before anything reads
+it, the producing instruction is retargeted to write there (as the compiler does), so the trace
+holds one instruction, not an instruction plus a copy.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as dt
+from . import indexing as ix
+from .errors import SimCompileError
+from .runtime import Run, active, current
+from .trace import Access, Buffer, Engine
+
+MAX_PARTITIONS = 128  # SBUF/PSUM partitions (trainium.md §1.1)
+PSUM_BANK_BYTES = 2048  # one PSUM bank per partition: 512 fp32 (trainium.md §1.1)
+
+
+class MemorySpace:
+    """`nl.sbuf`, `nl.psum`, `nl.hbm` / `nl.private_hbm`, `nl.shared_hbm`."""
+
+    __slots__ = ("name", "trace", "is_hbm", "shared")
+
+    def __init__(self, name: str, trace: Buffer, *, shared: bool = False) -> None:
+        self.name, self.trace, self.shared = name, trace, shared
+        self.is_hbm = trace is Buffer.HBM
+
+    def __repr__(self) -> str:
+        return f"nl.{self.name}"
+
+    # `ncc.sbuf.auto_alloc()` / `mod_alloc(...)`: placement is the simulator's business.
+    def auto_alloc(self, *args, **kwargs) -> "MemorySpace":
+        return self
+
+    mod_alloc = auto_alloc
+
+
+SBUF = MemorySpace("sbuf", Buffer.SBUF)
+PSUM = MemorySpace("psum", Buffer.PSUM)
+HBM = MemorySpace("hbm", Buffer.HBM)
+SHARED_HBM = MemorySpace("shared_hbm", Buffer.HBM, shared=True)
+
+
+class par_dim(int):
+    """`nl.par_dim(n)`: marks the partition dim of a shape; dims left of it are block dims."""
+
+    def __repr__(self) -> str:
+        return f"par_dim({int(self)})"
+
+
+OPERATORS: dict = {}  # filled by language.py: Python operators on tiles -> nl.* functions
+
+
+class _Assigned:
+    """Returned by `view += x` so that the following `t[key] = <this>` is a no-op."""
+
+    __slots__ = ()
+
+
+ASSIGNED = _Assigned()
+
+
+def _op(name, reverse=False):
+    if reverse:
+        return lambda self, other: OPERATORS[name](other, self)
+    return lambda self, other: OPERATORS[name](self, other)
+
+
+class _TileOps:
+    """Python operators shared by tensors and views (they lower to nl.* instructions)."""
+
+    __slots__ = ()
+    __array_ufunc__ = None
+    __add__, __radd__ = _op("add"), _op("add", True)
+    __sub__, __rsub__ = _op("subtract"), _op("subtract", True)
+    __mul__, __rmul__ = _op("multiply"), _op("multiply", True)
+    __truediv__, __rtruediv__ = _op("divide"), _op("divide", True)
+    __pow__, __rpow__ = _op("power"), _op("power", True)
+    __and__, __or__, __xor__ = _op("bitwise_and"), _op("bitwise_or"), _op("bitwise_xor")
+    __lt__, __le__ = _op("less"), _op("less_equal")
+    __gt__, __ge__ = _op("greater"), _op("greater_equal")
+    __eq__, __ne__ = _op("equal"), _op("not_equal")
+    __hash__ = object.__hash__
+
+    def __neg__(self):
+        return OPERATORS["negative"](self)
+
+    def __abs__(self):
+        return OPERATORS["abs"](self)
+
+    def __invert__(self):
+        return OPERATORS["invert"](self)
+
+    def __bool__(self):
+        raise SimCompileError("The truth value of a tile is ambiguous: tile values are not known "
+                              "at compile time", code="err_ambiguous_tensor_truth_value")
+
+    def __iter__(self):
+        raise SimCompileError("tiles cannot be iterated; index them with nl.arange or slices",
+                              code="err_ambiguous_tensor_truth_value")
+
+    def _inplace(self, other, op):
+        assign(as_view(self), other, op=op)
+        return ASSIGNED if isinstance(self, View) else self
+
+    def __iadd__(self, other):
+        return self._inplace(other, "add")
+
+    def __isub__(self, other):
+        return self._inplace(other, "subtract")
+
+    def __imul__(self, other):
+        return self._inplace(other, "multiply")
+
+    def __itruediv__(self, other):
+        return self._inplace(other, "divide")
+
+    def broadcast_to(self, shape):
+        return OPERATORS["broadcast_to"](self, shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+class Tensor(_TileOps):
+    """A tensor in one memory space. `data` is None in trace-only mode."""
+
+    __slots__ = ("tid", "shape", "dtype", "space", "data", "name", "pdim", "scope", "role",
+                 "fresh", "event", "valid", "written", "producer", "_run", "_full", "__weakref__")
+
+    def __init__(self, run: Run | None, shape, dtype, space: MemorySpace, data, *, name="",
+                 pdim=0, role="alloc", valid=None, producer="") -> None:
+        self.tid = run.new_id() if run is not None else id(self)
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype, self.space, self.data, self.name = dtype, space, data, name
+        self.pdim, self.role, self.valid, self.producer = pdim, role, valid, producer
+        self.scope = run.scope if (run is not None and not space.is_hbm) else ()
+        self.fresh, self.event, self.written = role == "fresh", None, role != "alloc"
+        self._run = None
+        self._full = None
+
+    @property
+    def buffer(self) -> MemorySpace:
+        return self.space
+
+    def __getitem__(self, key) -> "View":
+        return View(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        if value is ASSIGNED:
+            return
+        assign(View(self, key), value)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __del__(self) -> None:
+        run = self._run
+        if run is not None:
+            run.memory.release(self.tid)
+
+    def reshape(self, shape) -> "Tensor":
+        """HBM tensors may be reshaped (a new view of the same bytes)."""
+        shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        if not self.space.is_hbm:
+            raise SimCompileError(f"reshape of on-chip tensor `{self.name}` is not supported; only "
+                                  "HBM tensors can be reshaped", code="err_unsupported_reshape")
+        if math.prod(shape) != math.prod(self.shape):
+            raise SimCompileError(f"cannot reshape tensor `{self.name}` of shape {self.shape} into "
+                                  f"{shape}", code="err_unsupported_reshape")
+        data = None if self.data is None else self.data.reshape(shape)
+        out = Tensor(active(), shape, self.dtype, self.space, data, name=self.name, role=self.role)
+        out.written = self.written
+        return out
+
+    def full_selection(self) -> ix.Selection:
+        if self._full is None:
+            self._full = ix.select(self.shape, None)
+        return self._full
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.name or self.tid}, shape={self.shape}, {self.dtype}, {self.space})"
+
+
+class View(_TileOps):
+    """`tensor[key]`: resolved lazily (see module doc)."""
+
+    __slots__ = ("tensor", "key", "_sel")
+
+    def __init__(self, tensor: Tensor, key, sel: ix.Selection | None = None) -> None:
+        self.tensor, self.key, self._sel = tensor, key, sel
+
+    @property
+    def sel(self) -> ix.Selection:
+        if self._sel is None:
+            t = self.tensor
+            self._sel = ix.select(t.shape, self.key, t.name, _index_tile_values)
+        return self._sel
+
+    @property
+    def shape(self) -> tuple:
+        return self.sel.shape
+
+    @property
+    def dtype(self):
+        return self.tensor.dtype
+
+    @property
+    def space(self) -> MemorySpace:
+        return self.tensor.space
+
+    buffer = space
+
+    def __getitem__(self, key) -> "View":
+        base = self.key if isinstance(self.key, tuple) else (self.key,)
+        if self.key is not None and all(isinstance(k, (int, np.integer)) for k in base):
+            return View(self.tensor, base + (key if isinstance(key, tuple) else (key,)))
+        if self.key is None:
+            return View(self.tensor, key)
+        raise SimCompileError("nested indexing of a sliced tensor is not supported; index the "
+                              "tensor once", code="err_unsupported_nested_indexing")
+
+    def __setitem__(self, key, value) -> None:
+        if value is ASSIGNED:
+            return
+        assign(self[key], value)
+
+    # ------------------------------------------------------------------ instruction operands
+    def read(self, mask=None):
+        """The tile's values (None in trace-only mode); consumes a fresh tile."""
+        t = self.tensor
+        t.fresh = False
+        if t.data is None:
+            return None
+        return ix.read(self.sel, t.data, mask, t.name)
+
+    def write(self, value, mask=None) -> None:
+        t = self.tensor
+        t.written = True
+        if t.data is None or value is None:
+            return
+        ix.write(self.sel, t.data, fit(value, self.sel.shape, t.name), mask, t.name)
+
+    def access(self, mask=None) -> Access:
+        t, sel = self.tensor, self.sel
+        shape = sel.shape
+        parts = shape[0] if shape else 1
+        n = math.prod(shape)
+        if mask is not None:
+            n = int(np.count_nonzero(mask))
+            parts = int(np.count_nonzero(mask.reshape(shape[0], -1).any(axis=1))) if shape else 1
+        isz = t.dtype.itemsize
+        return Access(t.tid, t.space.trace, t.dtype.name, n * isz, parts,
+                      n // parts if parts else 0, ix.region(sel, t.shape, mask),
+                      ix.contiguous_elems(sel, t.shape) * isz, t.name,
+                      0 if t.space.is_hbm else ix.inner_step(sel) * isz)
+
+    def check_scope(self, run: Run) -> None:
+        scope = self.tensor.scope
+        if scope and run.scope[:len(scope)] != scope:
+            raise SimCompileError(
+                f"Local variable `{self.tensor.name or 'tile'}` is referenced outside of its parent "
+                "scope (a tensor created inside a loop body is used after the loop); allocate it "
+                "before the loop", code="err_local_variable_used_out_of_scope")
+
+    def __repr__(self) -> str:
+        return f"View({self.tensor!r}[{self.key!r}])"
+
+
+def _index_tile_values(k):
+    """An SBUF tile used as an index (indirect DMA): its values become a gather index."""
+    if isinstance(k, (Tensor, View)):
+        v = as_view(k)
+        vals = v.read()
+        if vals is None:  # trace-only: the index values are unknown; assume the first rows
+            return ix.Index(np.arange(v.shape[0]).reshape(v.shape[0], *([1] * (len(v.shape) - 1))))
+        return ix.Index(np.asarray(vals).astype(np.int64))
+    return k
+
+
+def as_view(x) -> View:
+    if isinstance(x, View):
+        return x
+    if isinstance(x, Tensor):
+        return View(x, None, x.full_selection())
+    raise TypeError(f"expected a tensor or tile, got {type(x).__name__}")
+
+
+def is_tile(x) -> bool:
+    return isinstance(x, (Tensor, View))
+
+
+def fit(value: np.ndarray, shape: tuple, name: str = "") -> np.ndarray:
+    """Shape `value` for a destination of `shape`: 1-D results act as [P, 1] partition vectors;
+    the source may broadcast into a larger destination, never the reverse (trainium.md §7.1)."""
+    if value.shape == shape:
+        return value
+    v = np.asarray(value)
+    if v.size == math.prod(shape) and v.ndim and v.shape[0] == (shape[0] if shape else 1):
+        return v.reshape(shape)
+    if v.ndim < len(shape):
+        v = v.reshape(v.shape + (1,) * (len(shape) - v.ndim))
+    try:
+        return np.broadcast_to(v, shape)
+    except ValueError:
+        raise SimCompileError(f"Illegal assignment destination shape: cannot assign a tile of shape "
+                              f"{tuple(value.shape)} into `{name}`{list(shape)}",
+                              code="err_illegal_assignment_shape") from None
+
+
+def fit_shape(src: tuple, dst: tuple, name: str = "") -> None:
+    """Shape-only version of `fit` (trace-only mode must reject the same kernels)."""
+    if src == dst or math.prod(src) == math.prod(dst) and src and dst and src[0] == dst[0]:
+        return
+    s = tuple(src) + (1,) * (len(dst) - len(src))
+    if len(s) != len(dst) or any(a != b and a != 1 for a, b in zip(s, dst)):
+        raise SimCompileError(f"Illegal assignment destination shape: cannot assign a tile of shape "
+                              f"{tuple(src)} into `{name}`{list(dst)}",
+                              code="err_illegal_assignment_shape")
+
+
+def tile_bytes_per_partition(shape: tuple, pdim: int, dtype) -> int:
+    return math.prod(shape[pdim + 1:]) * dtype.itemsize
+
+
+def allocate(shape, dtype, space: MemorySpace, *, name: str = "", fill=None,
+             role: str = "alloc") -> Tensor:
+    """A new tensor; fresh memory is NaN (ints: 4) unless `fill` is given (trainium.md §7.6)."""
+    run = current()
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(shape)
+    dtype = dt.to_dtype(dtype)
+    pdims = [i for i, s in enumerate(shape) if isinstance(s, par_dim)]
+    pdim = pdims[0] if pdims else 0
+    shape = tuple(int(s) for s in shape)
+    if any(s <= 0 for s in shape):
+        raise SimCompileError(f"tensor `{name}` has a non-positive dimension in shape {shape}",
+                              code="err_invalid_shape")
+    if space is SHARED_HBM and run.shared_cursor < len(run.shared):
+        t = run.shared[run.shared_cursor]  # the same shared_hbm tensor in every SPMD program
+        run.shared_cursor += 1
+        return t
+    if not space.is_hbm:
+        check_partitions(shape[pdim] if shape else 1, f"tensor `{name}`" if name else "tensor")
+        per_part = tile_bytes_per_partition(shape, pdim, dtype)
+        if space is PSUM and per_part > PSUM_BANK_BYTES:
+            raise SimCompileError(
+                f"PSUM tile `{name}` of shape {shape} needs {per_part} bytes per partition; a PSUM "
+                f"tile holds at most {PSUM_BANK_BYTES} bytes per partition (one bank: 512 fp32)",
+                code="err_psum_tile_exceed_bank_size")
+    data = None
+    if run.compute:
+        data = np.full(shape, dt.fill_value(dtype) if fill is None else fill, dtype=dtype)
+    t = Tensor(run, shape, dtype, space, data, name=name, pdim=pdim, role=role)
+    if fill is not None:
+        t.written = True
+    if not space.is_hbm:
+        run.memory.allocate(t.tid, space.name, per_part, name or "tile",
+                            per_part * math.prod(shape[:pdim]))
+        t._run = run
+        run.track(t.tid)
+    elif space is SHARED_HBM:
+        run.shared.append(t)
+        run.shared_cursor += 1
+    return t
+
+
+def check_partitions(n: int, what: str) -> None:
+    if n > MAX_PARTITIONS:
+        raise SimCompileError(f"Size of partition dimension {n} exceeds architecture limitation of "
+                              f"{MAX_PARTITIONS} ({what})", code="err_num_partition_exceed_arch_limit")
+
+
+def fresh(run: Run, shape, dtype, space: MemorySpace, value, *, mask=None, producer="") -> Tensor:
+    """The result tile of an instruction. Masked-out positions stay uninitialised."""
+    shape = tuple(shape)
+    check_partitions(shape[0] if shape else 1, producer or "instruction result")
+    data = None
+    if run.compute and value is not None:
+        value = np.asarray(value)
+        if value.shape != shape:
+            value = fit(value, shape)
+        if mask is None:
+            data = value.astype(dtype, copy=False) if value.dtype != dtype else value
+            if not data.flags.writeable or data.base is not None and not data.flags.owndata:
+                data = np.array(data, dtype=dtype)
+        else:
+            data = np.full(shape, dt.fill_value(dtype), dtype=dtype)
+            np.copyto(data, value, where=mask, casting="unsafe")
+    t = Tensor(run, shape, dtype, space, data, role="fresh", valid=mask, producer=producer)
+    per_part = tile_bytes_per_partition(shape, 0, dtype)
+    run.memory.allocate(t.tid, space.name, per_part, producer or "tile")
+    t._run = run
+    run.track(t.tid)
+    return t
+
+
+def emit_result(run: Run, op: str, engine: Engine, reads: list, value, shape, dtype, *,
+                mask=None, space: MemorySpace = SBUF, producer: str = "", attrs=None,
+                extra_writes: tuple = ()) -> Tensor:
+    """Create the fresh result tile of an instruction and append its trace event.
+
+    `reads` are (View, mask) pairs of the operands (already read by the caller).
+    """
+    out = fresh(run, shape, dtype, space, value, mask=mask, producer=producer)
+    if run.trace is not None:
+        acc = tuple(v.access(m) for v, m in reads)
+        w = (as_view(out).access(mask),) + extra_writes
+        out.event = run.emit(op, engine, acc, w, dtype.name, shape[0] if shape else 1,
+                             math.prod(shape[1:]), attrs)
+    return out
+
+
+_ACCUMULATE_INTO_PSUM = {"nisa.nc_matmul", "nl.matmul", "nisa.nc_transpose", "nl.transpose"}
+_ALU = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
+
+
+def assign(dst: View, value, *, op: str | None = None) -> None:
+    """`dst = value` (op None) or `dst <op>= value` into an SBUF / PSUM tensor."""
+    run = current()
+    t = dst.tensor
+    if t.space.is_hbm:
+        raise SimCompileError(f"cannot assign into HBM tensor `{t.name}`; use nl.store(dst, value=...)"
+                              " (or nisa.dma_copy)", code="err_unsupported_memory")
+    dst.check_scope(run)
+    sel = dst.sel
+    if is_tile(value):
+        src = as_view(value)
+        fit_shape(src.shape, sel.shape, t.name)
+        v = value if isinstance(value, Tensor) else None
+        if v is not None and v.fresh and (op is None or (op == "add" and t.space is PSUM and
+                                                          v.producer in _ACCUMULATE_INTO_PSUM)):
+            _retarget(run, dst, v, accumulate=op is not None)
+            return
+        src.check_scope(run)
+        cur = dst.read() if op is not None and run.compute else None
+        vals = src.read()
+        if run.compute:
+            vals = fit(vals, sel.shape, t.name)
+            dst.write(vals if op is None else _ALU[op](cur.astype(np.float32), vals), None)
+        if run.trace is not None:
+            reads = (src.access(),) if op is None else (dst.access(), src.access())
+            if op is None:
+                name, engine = "tensor_copy", (Engine.SCALAR if src.space is PSUM else Engine.VECTOR)
+            else:
+                name, engine = "tensor_tensor", Engine.VECTOR
+            run.emit(name, engine, reads, (dst.access(),), t.dtype.name, sel.shape[0] if sel.shape
+                     else 1, math.prod(sel.shape[1:]), {"op": op or "copy", "api": "assign"})
+        t.written = True
+        return
+    if not isinstance(value, (int, float, np.integer, np.floating, bool)):
+        raise SimCompileError(f"cannot assign a {type(value).__name__} into tensor `{t.name}`",
+                              code="err_illegal_assignment_shape")
+    if run.compute:
+        if op is None:
+            dst.write(np.asarray(value, dtype=t.dtype), None)
+        else:
+            dst.write(_ALU[op](dst.read().astype(np.float32), np.float32(value)), None)
+    if run.trace is not None:
+        reads = () if op is None else (dst.access(),)
+        run.emit("memset" if op is None else "tensor_scalar", Engine.VECTOR, reads,
+                 (dst.access(),), t.dtype.name, sel.shape[0] if sel.shape else 1,
+                 math.prod(sel.shape[1:]), {"op": op or "memset", "api": "assign"})
+    t.written = True
+
+
+def _retarget(run: Run, dst: View, v: Tensor, *, accumulate: bool) -> None:
+    """Make the instruction that produced fresh tile `v` write `dst` directly."""
+    t = dst.tensor
+    if v.producer == "nisa.nc_matmul" and t.space is not PSUM:
+        raise SimCompileError(
+            f"Expected the result of 'nc_matmul' to be in address space 'psum', but it is assigned "
+            f"to `{t.name}` in '{t.space.name}'; accumulate in a buffer=nl.psum tile and copy it out "
+            "with nl.copy / nisa.tensor_copy", code="err_unsupported_memory")
+    v.fresh = False
+    mask = v.valid
+    if run.compute and v.data is not None:
+        vals = fit(v.data, dst.sel.shape, t.name)
+        if accumulate:
+            vals = dst.read().astype(np.float32) + vals
+        dst.write(vals, mask)
+    t.written = True
+    if run.trace is not None and v.event is not None:
+        ev = run.trace[v.event]
+        attrs = dict(ev.attrs)
+        attrs["accumulate"] = accumulate
+        writes = (dst.access(mask),) + ev.writes[1:]
+        run.trace[v.event] = type(ev)(ev.op, ev.engine, ev.reads, writes, ev.dtype, ev.partitions,
+                                      ev.free_size, ev.loops, ev.line, ev.file, attrs)
