@@ -119,7 +119,7 @@ def _matmul(x, y, *, transposed: bool, api: str, mask=None, strict=False, attrs=
     ev_attrs.update(attrs or {})
     return emit_result(run, "nc_matmul", Engine.TENSOR, [(vx, None), (vy, None)], val, shape,
                        _dt.float32, mask=_o.mask_for(shape, mask), space=PSUM, producer=api,
-                       attrs=ev_attrs)
+                       attrs=ev_attrs, event_dtype=_dt.promote(vx.dtype, vy.dtype))
 
 
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False,

@@ -405,7 +405,7 @@ def fresh(run: Run, shape, dtype, space: MemorySpace, value, *, mask=None, produ
 
 def emit_result(run: Run, op: str, engine: Engine, reads: list, value, shape, dtype, *,
                 mask=None, space: MemorySpace = SBUF, producer: str = "", attrs=None,
-                extra_writes: tuple = ()) -> Tensor:
+                extra_writes: tuple = (), event_dtype=None) -> Tensor:
     """Create the fresh result tile of an instruction and append its trace event.
 
     `reads` are (View, mask) pairs of the operands (already read by the caller).
@@ -414,7 +414,8 @@ def emit_result(run: Run, op: str, engine: Engine, reads: list, value, shape, dt
     if run.trace is not None:
         acc = tuple(v.access(m) for v, m in reads)
         w = (as_view(out).access(mask),) + extra_writes
-        out.event = run.emit(op, engine, acc, w, dtype.name, shape[0] if shape else 1,
+        out.event = run.emit(op, engine, acc, w, (event_dtype or dtype).name,
+                             shape[0] if shape else 1,
                              math.prod(shape[1:]), attrs)
     return out
 
