@@ -36,7 +36,7 @@ async def retrieve_experiences(state: CandidateBranch, runtime: Runtime[Optimize
 async def update_memory(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> dict:
     """Store this round's summarized experiences; their ids go to `experiences_added`."""
     ctx = runtime.context
-    items = state.get("experiences") or []
+    items = sorted(state.get("experiences") or [], key=lambda e: (e.provenance.sample_id, e.id))
     if not items or ctx.store is None:
         return {}
     try:
