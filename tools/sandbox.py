@@ -98,6 +98,10 @@ def _observe(workdir: Path, job: SandboxJob) -> dict[str, Any]:
     return getattr(importlib.import_module(module_name), attr)(workdir, job)
 
 
+class SandboxFailure(RuntimeError):
+    """The evaluation machinery itself failed (not the kernel): raised, never a status."""
+
+
 def _tail(text: str, limit: int = ERROR_TAIL_CHARS) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
@@ -159,6 +163,9 @@ def _collect(workdir: Path, job: SandboxJob) -> tuple[list[CaseRun], dict]:
     out = workdir / "out"
     report = json.loads((out / "report.json").read_text())
     details = {"confinement": report.get("confinement", {})}
+    if "internal" in report:
+        raise SandboxFailure(f"the sandbox's {job.engine!r} engine failed before loading the "
+                             f"kernel:\n{report['internal']}")
     load = report.get("load")
     if load:
         return [CaseRun(status=load["status"], error=_tail(str(load["error"])))], details

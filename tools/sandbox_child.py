@@ -45,14 +45,15 @@ class NkisimEngine:
     """Kernels written against `neuronxcc.nki`, run by the project's CPU simulator."""
 
     def prepare(self) -> None:
-        from accelopt_graph.tools.nkisim import errors, interpreter
+        from accelopt_graph.tools.nkisim import errors, frontend, interpreter
 
         self.interpreter = interpreter
+        self.frontend = frontend
         self.compile_errors = (SyntaxError, errors.SimCompileError)
         self.hardware = os.environ.get("ACCELOPT_HARDWARE", "trn1")
 
     def load(self, path: Path, name: str) -> Callable:
-        module = self.interpreter.load_module(path)
+        module = self.frontend.load_module(path)
         if not hasattr(module, name):
             raise NameError(f"kernel file defines no function named {name!r}")
         return getattr(module, name)
@@ -109,11 +110,16 @@ def _save(path: Path, value: Any) -> None:
 def main(workdir_arg: str) -> int:
     workdir = Path(workdir_arg).resolve()
     job = json.loads((workdir / "job.json").read_text())
-    engine = _load_engine(job["engine"])
-    engine.prepare()
-    cases = [_load_inputs(workdir, case["inputs"]) for case in job["cases"]]
     (workdir / "out").mkdir(exist_ok=True)
     report: dict[str, Any] = {"cases": [], "confinement": {}}
+    try:  # before any kernel code exists in this process: a failure here is ours, not the kernel's
+        engine = _load_engine(job["engine"])
+        engine.prepare()
+        cases = [_load_inputs(workdir, case["inputs"]) for case in job["cases"]]
+    except Exception:  # noqa: BLE001
+        report["internal"] = _tail(traceback.format_exc())
+        _write_report(workdir, report)
+        return 0
     if job["confinement"] != "none":
         from accelopt_graph import tools as _tools
         from accelopt_graph.tools import confine
