@@ -47,7 +47,15 @@ class OptimizerContext:
             raise ValueError(f"OptimizerContext.models: no chat model for roles {missing}")
         if self.ledger is None:
             self.ledger = LedgerSink(self.settings.budget)
-        self.llm_semaphore = asyncio.Semaphore(self.settings.search.max_concurrency)
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+
+    @property
+    def llm_semaphore(self) -> asyncio.Semaphore:
+        """The cap on concurrent LLM calls, one per event loop (a context may outlive a loop)."""
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._semaphores:
+            self._semaphores = {loop: asyncio.Semaphore(self.settings.search.max_concurrency)}
+        return self._semaphores[loop]
 
     @property
     def eval_settings(self) -> EvalSettings:
