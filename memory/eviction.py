@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from accelopt_graph.memory.config import Eviction
@@ -49,8 +49,13 @@ POLICIES: dict[str, Callable[..., list[str]]] = {"fifo": _fifo, "score": _score,
 
 
 def choose_evictions(items: Sequence[StoredItem], *, policy: Eviction, max_items: int | None, seed: int = 0,
-                     now_s: float = 0.0, half_life_days: float = 30.0) -> list[str]:
-    """Return the ids to delete so that at most `max_items` remain ("unlimited" never deletes)."""
+                     now_s: float = 0.0, half_life_days: float = 30.0,
+                     protect: Collection[str] = ()) -> list[str]:
+    """Return the ids to delete so that at most `max_items` remain ("unlimited" never deletes).
+
+    Ids in `protect` (the batch just added) go only if the unprotected items do not cover the excess:
+    the reference memory keeps all new items plus a sample of the old ones.
+    """
     if policy == "unlimited":
         return []
     if policy not in POLICIES:
@@ -60,4 +65,10 @@ def choose_evictions(items: Sequence[StoredItem], *, policy: Eviction, max_items
     excess = len(items) - max_items
     if excess <= 0:
         return []
-    return POLICIES[policy](items, excess, seed=seed, now_s=now_s, half_life_days=half_life_days)
+    choose = POLICIES[policy]
+    old = [i for i in items if i.id not in protect]
+    new = [i for i in items if i.id in protect]
+    doomed = choose(old, min(excess, len(old)), seed=seed, now_s=now_s, half_life_days=half_life_days)
+    if excess > len(old):
+        doomed += choose(new, excess - len(old), seed=seed, now_s=now_s, half_life_days=half_life_days)
+    return doomed

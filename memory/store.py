@@ -161,7 +161,8 @@ class ChromaExperienceStore:
                         documents=[f"{i.title}\n{i.description}" for i in chunk],
                         metadatas=[_metadata(i) for i in chunk])
             if new and self.config.eviction != "unlimited":
-                self._evict(col, policy=self.config.eviction, max_items=self.config.max_items, where=None)
+                self._evict(col, policy=self.config.eviction, max_items=self.config.max_items, where=None,
+                            protect={i.id for i in new})
         return [i.id for i in with_ids]
 
     def retrieve(self, query: RetrievalQuery, k: int | None = None) -> list[Experience]:
@@ -264,12 +265,14 @@ class ChromaExperienceStore:
         return deleted
 
     def _evict(self, col: Any, *, policy: Eviction, max_items: int | None,
-               where: dict[str, Any] | None, dry_run: bool = False) -> list[str]:
+               where: dict[str, Any] | None, dry_run: bool = False, protect: frozenset[str] | set[str] = frozenset(),
+               ) -> list[str]:
         metas = col.get(where=where, include=["metadatas"])
         stored = [StoredItem(id=i, created_at_s=m["created_at_s"], speedup=m["speedup"])
                   for i, m in zip(metas["ids"], metas["metadatas"])]
         doomed = choose_evictions(stored, policy=policy, max_items=max_items, seed=self.config.seed,
-                                  now_s=time.time(), half_life_days=self.config.score_half_life_days)
+                                  now_s=time.time(), half_life_days=self.config.score_half_life_days,
+                                  protect=protect)
         if doomed and not dry_run:
             col.delete(ids=doomed)
         return doomed

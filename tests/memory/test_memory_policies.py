@@ -130,3 +130,35 @@ def test_unlimited_and_under_capacity_evict_nothing():
 def test_bounded_policy_without_bound_is_an_error():
     with pytest.raises(ValueError, match="max_items"):
         choose_evictions(STORE, policy="fifo", max_items=None)
+
+
+def test_protected_new_items_survive_unless_they_alone_exceed_the_bound():
+    old = items(*[(f"old{n}", float(n), 1.5) for n in range(6)])
+    new = items(*[(f"new{n}", 100.0 + n, 1.5) for n in range(3)])
+    doomed = choose_evictions(old + new, policy="random", max_items=4, seed=1, protect={"new0", "new1", "new2"})
+    assert len(doomed) == 5 and all(d.startswith("old") for d in doomed)
+    doomed = choose_evictions(old + new, policy="fifo", max_items=2, protect={"new0", "new1", "new2"})
+    assert doomed == [f"old{n}" for n in range(6)] + ["new0"]
+
+
+def test_sentence_transformers_without_the_package_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(ImportError, match="pip install sentence-transformers"):
+        make_embedder("sentence-transformers:all-MiniLM-L6-v2")
+
+
+def test_openai_embedder_normalises_endpoint_vectors(monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    embedder = make_embedder("openai:text-embedding-3-small")
+    calls = []
+
+    def create(*, model, input):
+        calls.append((model, input))
+        return SimpleNamespace(data=[SimpleNamespace(embedding=[3.0, 4.0]) for _ in input])
+
+    embedder._client = SimpleNamespace(embeddings=SimpleNamespace(create=create))
+    out = embedder.embed(["a", "b"])
+    assert calls == [("text-embedding-3-small", ["a", "b"])]
+    assert out == pytest.approx(np.array([[0.6, 0.8], [0.6, 0.8]])) and embedder.spec == "openai:text-embedding-3-small"

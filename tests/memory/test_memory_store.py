@@ -136,3 +136,16 @@ def test_disabled_memory_is_a_null_store(tmp_path):
     store.add([make_experience()])
     assert store.retrieve(RetrievalQuery(task="matmul"), 4) == [] and store.count() == 0
     assert isinstance(open_store(MemoryConfig(path=tmp_path / "m")), ChromaExperienceStore)
+
+
+def test_concurrent_threads_add_and_retrieve(store):
+    """The graph calls the store from worker threads (asyncio.to_thread) during Send fan-out."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(n):
+        store.add([make_experience(i=n, plan=f"t{n}", speedup=1.5 if n % 2 else 0.5)])
+        return store.retrieve(RetrievalQuery(task="matmul", code=KERNELS["matmul"]), 4)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(work, range(32)))
+    assert store.count() == 32 and all(1 <= len(r) <= 4 for r in results)
