@@ -104,7 +104,9 @@ def _load_inputs(workdir: Path, names: list[dict]) -> list:
 
 
 def _save(path: Path, value: Any) -> None:
-    np.save(path, np.ascontiguousarray(np.asarray(value)), allow_pickle=False)
+    arr = np.asarray(value)
+    # np.ascontiguousarray turns a 0-d scalar (a task's eps) into shape (1,); keep 0-d as is.
+    np.save(path, arr if arr.ndim == 0 else np.ascontiguousarray(arr), allow_pickle=False)
 
 
 def main(workdir_arg: str) -> int:
