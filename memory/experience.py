@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Polarity = Literal["positive", "negative"]
 
@@ -55,6 +56,15 @@ class Experience(BaseModel):
     backend: str = "nkisim"
     provenance: Provenance = Field(default_factory=Provenance)
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @model_validator(mode="after")
+    def _polarity_agrees_with_speedup(self) -> Experience:
+        if not (math.isfinite(self.speedup) and self.speedup > 0):
+            raise ValueError(f"experience {self.title!r}: speedup must be a finite number > 0, got {self.speedup}")
+        if (self.polarity == "positive") != (self.speedup >= 1.0) and self.speedup != 1.0:
+            raise ValueError(f"experience {self.title!r}: polarity {self.polarity!r} contradicts speedup "
+                             f"{self.speedup} (speedup = parent latency / sample latency; > 1 is positive)")
+        return self
 
     @property
     def before_code(self) -> str:

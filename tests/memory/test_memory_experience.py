@@ -3,7 +3,7 @@ import pytest
 from pydantic import ValidationError
 
 from accelopt_graph.memory.config import MemoryConfig
-from accelopt_graph.memory.experience import format_experiences
+from accelopt_graph.memory.experience import Experience, format_experiences
 
 from memory_items import make_experience
 
@@ -51,3 +51,10 @@ def test_before_and_after_follow_the_step_direction():
     pos, neg = make_experience(speedup=1.5), make_experience(speedup=0.5)
     assert (pos.before_code, pos.after_code) == (pos.slow_code, pos.fast_code)
     assert (neg.before_code, neg.after_code) == (neg.fast_code, neg.slow_code)
+
+
+def test_polarity_must_agree_with_speedup():
+    with pytest.raises(ValidationError, match="contradicts"):
+        Experience.model_validate({**make_experience(speedup=1.5).model_dump(), "polarity": "negative"})
+    with pytest.raises(ValidationError, match="finite"):
+        make_experience(speedup=float("nan"))
