@@ -149,3 +149,19 @@ def test_concurrent_threads_add_and_retrieve(store):
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(work, range(32)))
     assert store.count() == 32 and all(1 <= len(r) <= 4 for r in results)
+
+
+def test_store_mmr_trades_relevance_for_diversity(tmp_path):
+    def items():
+        twins = [make_experience(i=i, plan=f"twin{i}", description="Keep the stationary matmul operand in SBUF.")
+                 for i in range(3)]
+        other = make_experience("rmsnorm", i=9, plan="other", description="Fuse rmsnorm scaling into the matmul.")
+        return twins + [other]
+
+    query = RetrievalQuery(task="matmul", code=KERNELS["matmul"], bottleneck="stationary matmul operand SBUF")
+    picks = {}
+    for lam in (1.0, 0.3):
+        store = open_store(MemoryConfig(path=tmp_path / f"m{lam}", embedding="hashing:256", mmr_lambda=lam))
+        store.add(items())
+        picks[lam] = [i.provenance.plan_id for i in store.retrieve(query, 2)]
+    assert "other" not in picks[1.0] and "other" in picks[0.3]
