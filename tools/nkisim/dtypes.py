@@ -84,3 +84,14 @@ def scalar_dtype(value) -> np.dtype:
 def fill_value(dt: np.dtype):
     """What fresh (uninitialised) memory holds: NaN for floats, 4 for ints, as AWS's simulator."""
     return np.nan if is_float(dt) else 4
+
+
+_NAMES_CACHE: dict = {}
+
+
+def name(d: np.dtype) -> str:
+    """`d.name`, cached (NumPy computes it in Python on every access)."""
+    n = _NAMES_CACHE.get(d)
+    if n is None:
+        n = _NAMES_CACHE[d] = d.name
+    return n

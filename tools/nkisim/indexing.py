@@ -231,6 +231,7 @@ class Selection:
     basic_shape: tuple | None
     oob: str  # why the unmasked box is out of bounds ("" when in bounds)
     axes: tuple = ()  # output axis of each kept span
+    stats: tuple | None = None  # cached (region, contiguous elems, inner step) of the box
 
 
 def _oob(name, d, lo, hi, n):
@@ -254,6 +255,13 @@ def select(shape: tuple, key, name: str = "", tile_values=None) -> Selection:
                          tuple(shape), "", tuple(range(nd)))
     if not isinstance(key, tuple):
         key = (key,)
+    basic = True
+    for k in key:
+        if k.__class__ is not int and k.__class__ is not slice:
+            basic = False
+            break
+    if basic and len(key) <= nd:
+        return _select_basic(shape, key + (slice(None),) * (nd - len(key)), name)
     if any(k is Ellipsis for k in key):
         i = key.index(Ellipsis)
         key = key[:i] + (slice(None),) * (nd - len(key) + 1) + key[i + 1:]
@@ -475,3 +483,11 @@ def inner_step(sel: Selection) -> int:
 
 def prod(shape) -> int:
     return math.prod(shape)
+
+
+def box_stats(sel: Selection, shape: tuple) -> tuple:
+    """(region, contiguous elements, innermost step) of an unmasked access, computed once."""
+    st = sel.stats
+    if st is None:
+        st = sel.stats = (region(sel, shape, None), contiguous_elems(sel, shape), inner_step(sel))
+    return st

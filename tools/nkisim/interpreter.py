@@ -17,6 +17,11 @@ from .runtime import Run, in_package, using
 from .tensors import HBM, Tensor
 from .trace import TraceEvent
 
+try:  # tile matmuls are 128x128x512: multi-threaded BLAS only adds contention at that size
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - threadpoolctl is a declared dependency
+    threadpool_limits = None
+
 
 @dataclass
 class SimResult:
@@ -105,6 +110,7 @@ def run_kernel(kernel, args=(), kwargs=None, *, grid=None, collect_trace: bool =
     except TypeError as exc:
         raise SimRuntimeError(f"cannot call kernel `{getattr(func, '__name__', func)}`: {exc}",
                               code="err_kernel_arguments") from None
+    limits = threadpool_limits(1, user_api="blas") if threadpool_limits and compute else None
     try:
         with using(run):
             for name, value in list(bound.arguments.items()):
@@ -120,6 +126,9 @@ def run_kernel(kernel, args=(), kwargs=None, *, grid=None, collect_trace: bool =
     except SimError as exc:
         _locate(exc, exc.__traceback__)
         raise
+    finally:
+        if limits is not None:
+            limits.restore_original_limits()
     return SimResult(outputs, run.trace, list(run.warnings), run.memory.peak["sbuf"],
                      run.memory.peak["psum"], g)
 

@@ -253,14 +253,17 @@ class View(_TileOps):
         shape = sel.shape
         parts = shape[0] if shape else 1
         n = math.prod(shape)
-        if mask is not None:
+        isz = t.dtype.itemsize
+        if mask is None:
+            reg, contig, step = ix.box_stats(sel, t.shape)
+        else:
             n = int(np.count_nonzero(mask))
             parts = int(np.count_nonzero(mask.reshape(shape[0], -1).any(axis=1))) if shape else 1
-        isz = t.dtype.itemsize
-        return Access(t.tid, t.space.trace, t.dtype.name, n * isz, parts,
-                      n // parts if parts else 0, ix.region(sel, t.shape, mask),
-                      ix.contiguous_elems(sel, t.shape) * isz, t.name,
-                      0 if t.space.is_hbm else ix.inner_step(sel) * isz)
+            reg, contig, step = (ix.region(sel, t.shape, mask), ix.contiguous_elems(sel, t.shape),
+                                 ix.inner_step(sel))
+        return Access(t.tid, t.space.trace, dt.name(t.dtype), n * isz, parts,
+                      n // parts if parts else 0, reg, contig * isz, t.name,
+                      0 if t.space.is_hbm else step * isz)
 
     def check_scope(self, run: Run) -> None:
         scope = self.tensor.scope
@@ -414,7 +417,7 @@ def emit_result(run: Run, op: str, engine: Engine, reads: list, value, shape, dt
     if run.trace is not None:
         acc = tuple(v.access(m) for v, m in reads)
         w = (as_view(out).access(mask),) + extra_writes
-        out.event = run.emit(op, engine, acc, w, (event_dtype or dtype).name,
+        out.event = run.emit(op, engine, acc, w, dt.name(event_dtype or dtype),
                              shape[0] if shape else 1,
                              math.prod(shape[1:]), attrs)
     return out
@@ -453,7 +456,7 @@ def assign(dst: View, value, *, op: str | None = None) -> None:
                 name, engine = "tensor_copy", (Engine.SCALAR if src.space is PSUM else Engine.VECTOR)
             else:
                 name, engine = "tensor_tensor", Engine.VECTOR
-            run.emit(name, engine, reads, (dst.access(),), t.dtype.name, sel.shape[0] if sel.shape
+            run.emit(name, engine, reads, (dst.access(),), dt.name(t.dtype), sel.shape[0] if sel.shape
                      else 1, math.prod(sel.shape[1:]), {"op": op or "copy", "api": "assign"})
         t.written = True
         return
@@ -468,7 +471,7 @@ def assign(dst: View, value, *, op: str | None = None) -> None:
     if run.trace is not None:
         reads = () if op is None else (dst.access(),)
         run.emit("memset" if op is None else "tensor_scalar", Engine.VECTOR, reads,
-                 (dst.access(),), t.dtype.name, sel.shape[0] if sel.shape else 1,
+                 (dst.access(),), dt.name(t.dtype), sel.shape[0] if sel.shape else 1,
                  math.prod(sel.shape[1:]), {"op": op or "memset", "api": "assign"})
     t.written = True
 
