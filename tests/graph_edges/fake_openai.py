@@ -5,8 +5,9 @@ request's messages wins), so concurrent `Send` branches get deterministic answer
 carries a `usage` block with `completion_tokens_details.reasoning_tokens`, computed from the text,
 and the server remembers it so a test can compare the cost ledger against what was "billed".
 
-`hold_after=n` parks every request after the n-th until `release()` or `stop()`: a test uses that
-as the point where it SIGKILLs the client, knowing exactly which calls had finished.
+`hold_after=n` parks every request after the n-th (`hold_if(index, prompt)` parks the ones it
+selects) until `release()`, `drop_parked()` or `stop()`: a test uses that as the point where it
+SIGKILLs the client, knowing exactly which calls had finished.
 Run standalone with `python tests/graph_edges/fake_openai.py --script rules.json --port 8123`.
 """
 from __future__ import annotations
@@ -85,6 +86,7 @@ class FakeOpenAIServer:
     port: int = 0
     delay_s: float = 0.0
     hold_after: int | None = None
+    hold_if: Callable[[int, str], bool] | None = None
     fail_statuses: list[int] = field(default_factory=list)  # served (in order) before any success
     calls: list[CallRecord] = field(default_factory=list)
 
@@ -92,6 +94,8 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._gate = threading.Event()
         self._stopping = threading.Event()
+        self._generation = 0  # bumped by drop_parked(): requests parked before it get no answer
+        self.parked = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -147,7 +151,14 @@ class FakeOpenAIServer:
 
     def release(self) -> None:
         """Let parked requests through and stop parking new ones."""
-        self.hold_after = None
+        self.hold_after = self.hold_if = None
+        self._gate.set()
+
+    def drop_parked(self) -> None:
+        """Abandon parked requests (their client is gone) and answer new ones normally."""
+        with self._lock:
+            self._generation += 1
+            self.hold_after = self.hold_if = None
         self._gate.set()
 
     def reset(self) -> None:
@@ -175,7 +186,7 @@ class FakeOpenAIServer:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             with self._lock:
-                if self.hold_after is not None and len(self.calls) > self.hold_after:
+                if self.parked:
                     return True
             time.sleep(0.02)
         return False
@@ -203,10 +214,13 @@ class FakeOpenAIServer:
             self.calls.append(record)
             status = self.fail_statuses.pop(0) if self.fail_statuses else 200
             record.status = status
-            parked = self.hold_after is not None and record.index > self.hold_after
+            parked = ((self.hold_after is not None and record.index > self.hold_after)
+                      or (self.hold_if is not None and self.hold_if(record.index, text)))
+            self.parked += parked
+            generation = self._generation
         if parked:
             self._gate.wait()
-            if self._stopping.is_set():
+            if self._stopping.is_set() or generation != self._generation:
                 return
         if self.delay_s:
             time.sleep(self.delay_s)
