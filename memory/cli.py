@@ -96,6 +96,35 @@ def search(text: str, path: PathOpt = None, server: ServerOpt = None, config: Co
     Console().print(_table(f"{len(hits)} hits for {text[:40]!r}", hits, score=True))
 
 
+@memory_app.command()
+def stats(path: PathOpt = None, server: ServerOpt = None, config: ConfigOpt = None) -> None:
+    """Summarize the store per namespace and task: items, positives, negatives, best speedup, runs."""
+    from rich.console import Console
+    from rich.table import Table
+
+    groups: dict[tuple[str, str, str], list] = {}
+    for item in _store(path, server, config).list():
+        groups.setdefault((item.hardware, item.backend, item.task), []).append(item)
+    table = Table(title=f"{sum(map(len, groups.values()))} experiences")
+    for name in ["hardware", "backend", "task", "items", "positive", "negative", "best speedup", "runs"]:
+        table.add_column(name)
+    for (hardware, backend, task), items in sorted(groups.items()):
+        positives = sum(i.polarity == "positive" for i in items)
+        table.add_row(hardware, backend, task or "-", str(len(items)), str(positives), str(len(items) - positives),
+                      f"{max(i.speedup for i in items):.3f}x", str(len({i.provenance.run_id for i in items})))
+    Console().print(table)
+
+
+@memory_app.command()
+def rm(ids: list[str], path: PathOpt = None, server: ServerOpt = None, config: ConfigOpt = None) -> None:
+    """Delete experiences by id (curation: drop a misleading or wrong item)."""
+    store = _store(path, server, config)
+    removed = store.delete(ids)
+    typer.echo(f"deleted {removed} of {len(ids)} experiences")
+    if removed < len(ids):
+        raise typer.Exit(code=1)
+
+
 @memory_app.command("export")
 def export(file: Path, path: PathOpt = None, server: ServerOpt = None, config: ConfigOpt = None) -> None:
     """Write every experience to FILE as JSON Lines."""

@@ -34,6 +34,8 @@ class ExperienceStore(Protocol):
 
     def add(self, items: Sequence[Experience]) -> list[str]: ...
     def retrieve(self, query: RetrievalQuery, k: int | None = None) -> list[Experience]: ...
+    def search(self, text: str, k: int = 10, *, hardware: str | None = None,
+               backend: str | None = None) -> list[tuple[Experience, float]]: ...
     def get(self, id: str) -> Experience: ...
     def list(self, *, task: str | None = None, polarity: Polarity | None = None, run_id: str | None = None,
              hardware: str | None = None, backend: str | None = None,
@@ -286,6 +288,9 @@ class NullExperienceStore:
         return [i.with_id().id for i in items]
 
     def retrieve(self, query: RetrievalQuery, k: int | None = None) -> list[Experience]:
+        return []
+
+    def search(self, text: str, k: int = 10, **_: Any) -> list[tuple[Experience, float]]:
         return []
 
     def get(self, id: str) -> Experience:

@@ -59,3 +59,12 @@ def test_bad_input_is_named(tmp_path):
     assert code != 0 and "--policy" in out
     code, out = run("list", "--config", tmp_path / "missing.yaml")
     assert code != 0
+
+
+def test_stats_and_rm(tmp_path):
+    _, ids = seeded(tmp_path)
+    code, out = run("stats", "--path", tmp_path / "mem")
+    assert code == 0 and "silu" in out and "matmul" in out and "1.300x" in out
+    code, out = run("rm", ids[0], "exp-nope", "--path", tmp_path / "mem")
+    assert code == 1 and "deleted 1 of 2" in out
+    assert [i.id for i in open_store(MemoryConfig(path=tmp_path / "mem")).list()] == [ids[1]]
