@@ -168,7 +168,8 @@ def python_read_paths(package_files: list[str]) -> list[str]:
     """Directories the interpreter needs to keep importing: stdlib, site-packages, our package."""
     paths = [p for p in sys.path if p and os.path.isabs(p)]
     paths += [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/lib", "/usr/lib64", "/lib",
-              "/lib64", "/usr/local/lib", "/dev/null", "/dev/urandom"]
+              "/lib64", "/usr/local/lib", "/dev/null", "/dev/urandom",
+              f"/proc/{os.getpid()}"]  # its own /proc entry only (threadpoolctl reads maps)
     paths += [str(Path(f).resolve().parent) for f in package_files]
     return paths
 
