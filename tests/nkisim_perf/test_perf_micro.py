@@ -185,3 +185,17 @@ def test_hbm_psum_write_into_hbm_region_checks_engine_name():
     with pytest.raises(ValueError, match="not a compute instruction"):
         instruction_cost(load(1, 2, (128, 4)), TRN1)
     assert Buffer.HBM.value == "hbm"
+
+
+def test_psum_has_eight_banks_so_tensor_engine_waits_for_evictions():
+    # 16 independent 128x512 fp32 matmul tiles, each a whole 2 KiB bank, each evicted by ScalarE.
+    evs = []
+    for j in range(16):
+        evs.append(matmul(1, 2, 100 + j, dtype="bfloat16"))
+        evs.append(event("tensor_copy", Engine.SCALAR, [tile(100 + j, (128, 512), buffer=Buffer.PSUM)],
+                         [tile(200 + j, (128, 512))]))
+    b = estimate_latency(evs, TRN1)
+    mm = [s for s in b.slices if s.track == "tensor"]
+    ev_copies = [s for s in b.slices if s.track == "scalar"]
+    assert mm[8].start_s >= ev_copies[0].end_s  # the 9th tile reuses the 1st tile's bank
+    assert mm[7].start_s < ev_copies[0].end_s

@@ -457,103 +457,131 @@ class SpillPlan:
     reload_bytes: int = 0
 
 
-def _footprints(trace: Sequence[TraceEvent]) -> dict[int, tuple[int, int]]:
-    """Per SBUF tensor: (bytes per partition of its accessed bounding box, partitions)."""
-    box: dict[int, list[list[int]]] = {}
-    size: dict[int, tuple[float, int, int]] = {}  # itemsize, partitions, max per-partition bytes
+def liveness_unit(a: Access) -> tuple[int, ...]:
+    """What SBUF allocation tracks for an access: the tensor, or one block of a block-dim tensor.
+
+    Leading dims of extent 1 in front of the partition dim are NKI block dims (`par_dim`); the
+    compiler backs each block with its own buffer and need not keep all of them live (S15).
+    """
+    region = a.region
+    if len(region) < 2 or a.partitions <= 1:
+        return (a.tensor_id,)
+    for d, (lo, hi) in enumerate(region):
+        if hi - lo == a.partitions:
+            if d == 0 or any(h - l != 1 for l, h in region[:d]):
+                return (a.tensor_id,)
+            return (a.tensor_id,) + tuple(lo for lo, _ in region[:d])
+    return (a.tensor_id,)
+
+
+def _sbuf_units(trace: Sequence[TraceEvent]) -> tuple[list[dict[tuple, int]], dict[tuple, tuple[int, int]]]:
+    """Per event: SBUF unit -> 1 read / 2 written / 3 both; per unit: (bytes per partition, partitions).
+
+    A unit's footprint is the bounding box of everything accessed in it.
+    """
+    touches: list[dict[tuple, int]] = []
+    box: dict[tuple, list[list[int]]] = {}
+    size: dict[tuple, tuple[float, int, int]] = {}  # itemsize, partitions, max per-partition bytes
+    sbuf = Buffer.SBUF
     for ev in trace:
-        for a in ev.reads + ev.writes:
-            if a.buffer is not Buffer.SBUF:
-                continue
-            elems = max(1, a.partitions * a.free_elems)
-            item, parts, pp = size.get(a.tensor_id, (0.0, 0, 0))
-            size[a.tensor_id] = (max(item, a.nbytes / elems), max(parts, a.partitions),
-                                 max(pp, a.nbytes // max(1, a.partitions)))
-            if a.region:
-                b = box.get(a.tensor_id)
-                if b is None:
-                    box[a.tensor_id] = [[lo, hi] for lo, hi in a.region]
-                elif len(b) == len(a.region):
+        touched: dict[tuple, int] = {}
+        for flag, accesses in ((1, ev.reads), (2, ev.writes)):
+            for a in accesses:
+                if a.buffer is not sbuf:
+                    continue
+                unit = liveness_unit(a)
+                touched[unit] = touched.get(unit, 0) | flag
+                parts = a.partitions or 1
+                prev = size.get(unit)
+                item = a.nbytes / max(1, parts * a.free_elems)
+                pp = a.nbytes // parts
+                if prev is None:
+                    size[unit] = (item, parts, pp)
+                    if a.region:
+                        box[unit] = [[lo, hi] for lo, hi in a.region]
+                    continue
+                if prev[2] < pp or prev[1] < parts or prev[0] < item:
+                    size[unit] = (max(prev[0], item), max(prev[1], parts), max(prev[2], pp))
+                b = box.get(unit)
+                if b is not None and len(b) == len(a.region):
                     for dim, (lo, hi) in zip(b, a.region):
-                        dim[0] = min(dim[0], lo)
-                        dim[1] = max(dim[1], hi)
-    out = {}
-    for tid, (item, parts, pp) in size.items():
-        b = box.get(tid)
+                        if lo < dim[0]:
+                            dim[0] = lo
+                        if hi > dim[1]:
+                            dim[1] = hi
+        touches.append(touched)
+    foot = {}
+    for unit, (item, parts, pp) in size.items():
+        b = box.get(unit)
         if b:
             volume = math.prod(max(0, hi - lo) for lo, hi in b)
             pp = max(pp, int(volume * item / max(1, parts)))
-        out[tid] = (pp, parts)
-    return out
+        foot[unit] = (pp, parts)
+    return touches, foot
 
 
 def spill_plan(trace: Sequence[TraceEvent], spec: HardwareSpec) -> SpillPlan:
-    """Simulate SBUF residency in program order; evict the farthest-next-use tensor when full.
+    """Simulate SBUF residency in program order; evict the farthest-next-use unit when full.
 
-    A tensor is live from its first to its last access (the compiler reuses its space afterwards).
-    Evicting a tensor that is still needed saves it to HBM (if it changed since its last save) and
-    reloads it before its next read: the `spill_save_bytes` / `spill_reload_bytes` counters.
+    A unit (tensor or block) is live from its first to its last access: the compiler reuses its space
+    afterwards. Evicting a unit that is still needed saves it to HBM (if it changed since its last
+    save) and reloads it before its next read: the `spill_save_bytes` / `spill_reload_bytes` counters.
     """
-    foot = _footprints(trace)
-    uses: dict[int, list[int]] = {}
-    for i, ev in enumerate(trace):
-        for tid in {a.tensor_id for a in ev.reads + ev.writes if a.buffer is Buffer.SBUF}:
-            uses.setdefault(tid, []).append(i)
-    cursor = {tid: 0 for tid in uses}
+    touches, foot = _sbuf_units(trace)
+    uses: dict[tuple, list[int]] = {}
+    for i, touched in enumerate(touches):
+        for unit in touched:
+            uses.setdefault(unit, []).append(i)
+    cursor = dict.fromkeys(uses, 0)
     capacity = spec.sbuf_bytes_per_partition
-    resident: dict[int, int] = {}  # tid -> bytes per partition
-    dirty: set[int] = set()
-    spilled: set[int] = set()
+    resident: dict[tuple, int] = {}  # unit -> bytes per partition
+    dirty: set[tuple] = set()
+    spilled: set[tuple] = set()
     used = 0
     plan = SpillPlan()
+    end_of_trace = len(trace)
 
-    def next_use(tid: int) -> int:
-        pos = uses[tid]
-        return pos[cursor[tid]] if cursor[tid] < len(pos) else len(trace)
+    def next_use(unit: tuple) -> int:
+        pos = uses[unit]
+        return pos[cursor[unit]] if cursor[unit] < len(pos) else end_of_trace
 
-    for i, ev in enumerate(trace):
-        touched: dict[int, bool] = {}  # tensor -> read by this instruction
-        for a in ev.reads:
-            if a.buffer is Buffer.SBUF:
-                touched[a.tensor_id] = True
-        for a in ev.writes:
-            if a.buffer is Buffer.SBUF:
-                touched.setdefault(a.tensor_id, False)
+    for i, touched in enumerate(touches):
         if not touched:
             continue
-        for tid in touched:
-            cursor[tid] += 1
-        for tid, is_read in touched.items():
-            if tid in resident:
+        for unit in touched:
+            cursor[unit] += 1
+        for unit, flags in touched.items():
+            if unit in resident:
                 continue
-            pp, parts = foot[tid]
+            pp, parts = foot[unit]
             while used + pp > capacity:
-                victims = [t for t in resident if t not in touched]
+                victims = [u for u in resident if u not in touched]
                 if not victims:
                     break  # the instruction's own operands exceed SBUF: nothing sensible to evict
-                victim = max(victims, key=lambda t: (next_use(t), t))
+                victim = max(victims, key=lambda u: (next_use(u), u))
                 vpp, vparts = foot[victim]
                 used -= resident.pop(victim)
-                if next_use(victim) < len(trace) and victim in dirty:
-                    plan.saves.setdefault(i, []).append(SpillTransfer(victim, vpp * vparts, vparts))
-                    plan.save_bytes += vpp * vparts
-                    dirty.discard(victim)
-                if next_use(victim) < len(trace):
+                if next_use(victim) < end_of_trace:
                     spilled.add(victim)
-            if tid in spilled and is_read:
-                plan.reloads.setdefault(i, []).append(SpillTransfer(tid, pp * parts, parts))
+                    if victim in dirty:
+                        plan.saves.setdefault(i, []).append(SpillTransfer(victim[0], vpp * vparts, vparts))
+                        plan.save_bytes += vpp * vparts
+                        dirty.discard(victim)
+            if unit in spilled and flags & 1:
+                plan.reloads.setdefault(i, []).append(SpillTransfer(unit[0], pp * parts, parts))
                 plan.reload_bytes += pp * parts
-            spilled.discard(tid)
-            resident[tid] = pp
+            spilled.discard(unit)
+            resident[unit] = pp
             used += pp
-        for a in ev.writes:
-            if a.buffer is Buffer.SBUF:
-                dirty.add(a.tensor_id)
-        plan.peak_bytes_per_partition = max(plan.peak_bytes_per_partition, used)
-        for tid in touched:
-            if cursor[tid] >= len(uses[tid]) and tid in resident:
-                used -= resident.pop(tid)
-                dirty.discard(tid)
+        for unit, flags in touched.items():
+            if flags & 2:
+                dirty.add(unit)
+        if used > plan.peak_bytes_per_partition:
+            plan.peak_bytes_per_partition = used
+        for unit in touched:
+            if cursor[unit] >= len(uses[unit]) and unit in resident:
+                used -= resident.pop(unit)
+                dirty.discard(unit)
     return plan
 
 
@@ -664,7 +692,7 @@ class LatencyBreakdown:
 
 
 def _intersects(a: tuple, b: tuple) -> bool:
-    if not a or not b or len(a) != len(b):
+    if a == b or not a or not b or len(a) != len(b):
         return True
     for (a0, a1), (b0, b1) in zip(a, b):
         if a0 >= b1 or b0 >= a1:
@@ -771,6 +799,55 @@ class _TensorState:
         self.reads = _RegionMap()  # region -> end; only scanned when the tensor is written again
 
 
+class _PsumBanks:
+    """The 8 PSUM banks per partition (S1). A new PSUM tile waits until the tile whose bank(s) it
+    takes is dead and its last access finished; this bounds how far TensorE runs ahead of evictions.
+    """
+
+    def __init__(self, spec: HardwareSpec) -> None:
+        self.bank_bytes = spec.psum_bytes_per_partition // max(1, spec.psum_banks)
+        self.occupant: list[int | None] = [None] * spec.psum_banks
+        self.free_at = [0.0] * spec.psum_banks
+        self.banks_of: dict[int, list[int]] = {}
+        self.last_use: dict[int, int] = {}  # PSUM tensor -> index of its last access in the trace
+        self.end: dict[int, float] = {}  # PSUM tensor -> latest end of its accesses so far
+
+    def plan(self, trace: Sequence[TraceEvent]) -> None:
+        for i, ev in enumerate(trace):
+            for a in ev.reads + ev.writes:
+                if a.buffer is Buffer.PSUM:
+                    self.last_use[a.tensor_id] = i
+
+    def ready(self, ev: TraceEvent, index: int) -> float:
+        """Earliest start for `ev` as far as PSUM space goes; allocates banks for new tiles."""
+        ready = 0.0
+        for a in ev.writes:
+            if a.buffer is not Buffer.PSUM or a.tensor_id in self.banks_of:
+                continue
+            need = max(1, -(-(a.nbytes // max(1, a.partitions)) // self.bank_bytes))
+            banks = []
+            for b, occ in enumerate(self.occupant):
+                if occ is None or self.last_use.get(occ, -1) < index:
+                    banks.append((self.free_at[b] if occ is None else self.end.get(occ, 0.0), b))
+            if len(banks) < need:  # more live PSUM than exists: the interpreter reports it
+                continue
+            banks.sort()
+            chosen = banks[:need]
+            for t, b in chosen:
+                if self.occupant[b] is not None:
+                    self.banks_of.pop(self.occupant[b], None)
+                self.occupant[b] = a.tensor_id
+                self.free_at[b] = t
+                ready = max(ready, t)
+            self.banks_of[a.tensor_id] = [b for _, b in chosen]
+        return ready
+
+    def done(self, ev: TraceEvent, end: float) -> None:
+        for a in ev.reads + ev.writes:
+            if a.buffer is Buffer.PSUM and end > self.end.get(a.tensor_id, 0.0):
+                self.end[a.tensor_id] = end
+
+
 class _Scheduler:
     def __init__(self, spec: HardwareSpec) -> None:
         self.spec = spec
@@ -788,6 +865,7 @@ class _Scheduler:
         self.dma = DmaStats(engines=spec.dma_engines)
         self.last_write_end: dict[int, float] = {}  # tensor -> end of its latest write (spills)
         self.saved_end: dict[int, float] = {}
+        self.psum = _PsumBanks(spec)
 
     # -- dependencies ------------------------------------------------------------------------
     def _state(self, tid: int) -> _TensorState:
@@ -973,12 +1051,15 @@ def estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec | str = "tr
         spec = get_spec(spec)
     plan = spill_plan(trace, spec)
     sch = _Scheduler(spec)
+    sch.psum.plan(trace)
     makespan = 0.0
     for i, ev in enumerate(trace):
         if ev.engine is Engine.NONE:
             continue
         track = ev.engine.value
         ready = sch.seq_barrier(ev)
+        if ev.engine is not Engine.DMA:
+            ready = max(ready, sch.psum.ready(ev, i))
         if i in plan.saves:  # space for this instruction's operands is free once the save is done
             ready = max(ready, sch.run_spill(plan.saves[i], 0.0, save=True, index=i, line=ev.line))
         if i in plan.reloads:
@@ -998,6 +1079,7 @@ def estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec | str = "tr
             _, end, issue_end = sch.run_compute(ev, i, ready)
         sch.record(ev.reads, ev.writes, end, issue_end, track)
         sch.seq_done(ev, end)
+        sch.psum.done(ev, end)
         if end > makespan:
             makespan = end
     for s in sch.slices:  # spill saves may finish after the last instruction
