@@ -194,8 +194,15 @@ def test_psum_has_eight_banks_so_tensor_engine_waits_for_evictions():
         evs.append(matmul(1, 2, 100 + j, dtype="bfloat16"))
         evs.append(event("tensor_copy", Engine.SCALAR, [tile(100 + j, (128, 512), buffer=Buffer.PSUM)],
                          [tile(200 + j, (128, 512))]))
-    b = estimate_latency(evs, TRN1)
-    mm = [s for s in b.slices if s.track == "tensor"]
-    ev_copies = [s for s in b.slices if s.track == "scalar"]
-    assert mm[8].start_s >= ev_copies[0].end_s  # the 9th tile reuses the 1st tile's bank
-    assert mm[7].start_s < ev_copies[0].end_s
+    def tracks(spec):
+        b = estimate_latency(evs, spec)
+        return ([s for s in b.slices if s.track == "tensor"], [s for s in b.slices if s.track == "scalar"])
+
+    # ScalarE evicts slower than TensorE fills, so the 16th tile must wait for the 8th eviction.
+    mm, copies = tracks(TRN1)
+    assert all(mm[j + 8].start_s >= copies[j].end_s for j in range(8))
+    assert mm[15].start_s > 15 * mm[0].busy_s
+    roomy = TRN1.model_copy(update={"psum_banks": 16, "psum_bytes_per_partition": 32768})
+    mm16, copies16 = tracks(roomy)
+    assert mm16[15].start_s == pytest.approx(15 * mm16[0].busy_s)
+    assert mm16[15].start_s < copies16[7].end_s
