@@ -42,3 +42,36 @@ def marker_rules(start_ms: float = 10.0, levels: int = 8) -> list[Rule]:
 def write_rules(path: Path, rules: list[Rule]) -> Path:
     path.write_text(json.dumps([asdict(r) for r in rules], indent=1))
     return path
+
+
+# A real rewrite of the silu baseline (nkibench/tasks/silu): the baseline spends four instructions
+# per tile (exp on ACT, add, reciprocal, multiply); the rewrite computes silu in one ACT instruction.
+SILU_FUSED = '''import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(x):
+    # One ACT instruction per tile instead of exp / add / reciprocal / multiply.
+    P, R, N = x.shape
+    out = nl.ndarray((P, R, N), dtype=x.dtype, buffer=nl.shared_hbm)
+    TILE = 1024 if N % 1024 == 0 else 512
+    for j in nl.affine_range(R):
+        for c in nl.affine_range(N // TILE):
+            xt = nl.load(x[:, j, c * TILE:(c + 1) * TILE])
+            y = nisa.activation(op=nl.silu, data=xt)
+            nl.store(out[:, j, c * TILE:(c + 1) * TILE], value=y)
+    return out
+'''
+SILU_PARAMS = {"M": 256, "N": 1024}  # reduced sizes: 2 rows per partition
+
+
+def silu_rules() -> list[Rule]:
+    """Planner: fuse; executor: the fused kernel for the baseline, nothing usable otherwise."""
+    plan = {"title": "Fuse silu into one activation", "bottleneck": "vector and scalar engines",
+            "change": "replace exp/add/reciprocal/multiply by nisa.activation(op=nl.silu)",
+            "expected_effect": "one instruction per tile instead of four"}
+    return [Rule(match="Propose exactly one", reply=f"```json\n{json.dumps(plan)}\n```"),
+            Rule(match="Kernel before the step", reply=SUMMARY),
+            Rule(match=["Plan to implement", "nl.reciprocal(d)"], reply=f"```python\n{SILU_FUSED}```\n")]
