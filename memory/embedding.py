@@ -39,6 +39,13 @@ the a an of to and is are be this that it on by at into we use used using can wa
 """.split())
 
 
+@lru_cache(maxsize=1 << 16)
+def _subwords(raw: str) -> tuple[str, ...]:
+    """Sub-words of a token (snake_case, dotted and camelCase parts); empty when it has only one."""
+    parts = [p.lower() for piece in re.split(r"[._]", raw) for p in _CAMEL.findall(piece)]
+    return tuple(p for p in parts if p not in _STOP and len(p) > 1) if len(parts) > 1 else ()
+
+
 def _features(text: str) -> dict[str, float]:
     """Weighted hashing features: whole (dotted) tokens, their sub-words, and adjacent-token bigrams."""
     feats: dict[str, float] = {}
@@ -49,11 +56,8 @@ def _features(text: str) -> dict[str, float]:
             prev = None
             continue
         feats["t:" + token] = feats.get("t:" + token, 0.0) + 1.0
-        parts = [p.lower() for piece in re.split(r"[._]", raw) for p in _CAMEL.findall(piece)]
-        if len(parts) > 1:
-            for part in parts:
-                if part not in _STOP and len(part) > 1:
-                    feats["s:" + part] = feats.get("s:" + part, 0.0) + 0.5
+        for part in _subwords(raw):
+            feats["s:" + part] = feats.get("s:" + part, 0.0) + 0.5
         if prev is not None:
             feats[f"b:{prev} {token}"] = feats.get(f"b:{prev} {token}", 0.0) + 0.5
         prev = token
