@@ -151,3 +151,65 @@ def test_killed_run_resumes_without_repeating_finished_work(tmp_path, fake_opena
     manifest = run.read_manifest()
     assert [s.outcome for s in manifest.sessions] == ["running", "finished"]
     assert json.loads(run.summary.read_text())["status"] == "finished"
+
+
+CLI_SEARCH = {"iterations": 1, "beam_width": 2, "plans_per_candidate": 2, "samples_per_plan": 2,
+              "fixer_steps": 0, "retry_backoff_s": 0.0, "malformed_retries": 0, "max_concurrency": 4}
+# Round 0: 2 planner, 2 executor, 1 summarizer call; the hold lets 2 of round 1's 4 planner calls
+# finish, so the kill lands inside a superstep whose other branches are already checkpointed.
+CLI_HOLD_AFTER = 7
+
+
+def accelopt(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(["accelopt", *args], env={**os.environ, "FAKE_OPENAI_KEY": "sk-test"},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.mark.slow
+def test_cli_run_killed_and_resumed_with_accelopt_resume(tmp_path, fake_openai):
+    from .scripts import SILU_PARAMS, silu_rules
+
+    rules = load_rules(write_rules(tmp_path / "answers.json", silu_rules()))
+    params = [arg for k, v in SILU_PARAMS.items() for arg in ("--param", f"{k}={v}")]
+
+    def config(name: str, base_url: str) -> str:
+        return str(write_config(tmp_path / f"{name}.yaml", run_config(
+            tmp_path / name, base_url, search=CLI_SEARCH, backend={"workers": 2, "seeds": [0]})))
+
+    reference_server = fake_openai(rules)
+    reference = RunDir(tmp_path / "uninterrupted")
+    out = finish(accelopt("optimize", "silu", "--config", config("uninterrupted", reference_server.base_url),
+                          "--run-dir", str(reference.root), "--quiet", *params))
+    assert "speedup" in out and "latencies simulated" in out
+
+    server = fake_openai(rules, hold_after=CLI_HOLD_AFTER)
+    run = RunDir(tmp_path / "killed")
+    process = accelopt("optimize", "silu", "--config", config("killed", server.base_url),
+                       "--run-dir", str(run.root), "--quiet", *params)
+    try:
+        assert server.wait_for_parked(timeout_s=180), "the run never reached the hold point"
+        settle(server)
+        finished_before = server.finished_calls()
+        assert len(finished_before) == CLI_HOLD_AFTER
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    n_before = len(server.calls)
+    evaluated_before = {e["code_hash"] for e in read_jsonl(run.evaluations)}
+    server.drop_parked()
+    out = finish(accelopt("resume", str(run.root), "--quiet"))
+    assert "status finished" in out
+    after = server.calls[n_before:]
+
+    assert (Counter(c.prompt_sha for c in finished_before) + Counter(c.prompt_sha for c in after)
+            == Counter(c.prompt_sha for c in reference_server.calls))
+    evaluated_after = {e["code_hash"] for e in read_jsonl(run.evaluations) if e["session"] == 1}
+    assert evaluated_before and evaluated_before.isdisjoint(evaluated_after)
+    resumed, uninterrupted = outcome_view(run), outcome_view(reference)
+    assert resumed == uninterrupted
+    assert resumed["best"]["speedup"] > 1.2  # the fused kernel, measured by the simulator
+    assert "nl.silu" in run.best_kernel.read_text()
+    report = finish(accelopt("report", str(run.root)))
+    assert "status finished" in report and "planner" in report
