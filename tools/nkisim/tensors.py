@@ -150,6 +150,11 @@ class Tensor(_TileOps):
     def buffer(self) -> MemorySpace:
         return self.space
 
+    @property
+    def label(self) -> str:
+        """Name for messages: the kernel's name, else what produced the tile."""
+        return self.name or (f"<result of {self.producer}>" if self.producer else "<tile>")
+
     def __getitem__(self, key) -> "View":
         return View(self, key)
 
@@ -201,7 +206,7 @@ class View(_TileOps):
     def sel(self) -> ix.Selection:
         if self._sel is None:
             t = self.tensor
-            self._sel = ix.select(t.shape, self.key, t.name, _index_tile_values)
+            self._sel = ix.select(t.shape, self.key, t.label, _index_tile_values)
         return self._sel
 
     @property
@@ -239,14 +244,14 @@ class View(_TileOps):
         t.fresh = False
         if t.data is None:
             return None
-        return ix.read(self.sel, t.data, mask, t.name)
+        return ix.read(self.sel, t.data, mask, t.label)
 
     def write(self, value, mask=None) -> None:
         t = self.tensor
         t.written = True
         if t.data is None or value is None:
             return
-        ix.write(self.sel, t.data, fit(value, self.sel.shape, t.name), mask, t.name)
+        ix.write(self.sel, t.data, fit(value, self.sel.shape, t.label), mask, t.label)
 
     def access(self, mask=None) -> Access:
         t, sel = self.tensor, self.sel
