@@ -1,10 +1,12 @@
 """The store against a real `chroma run` server started by the test (HttpClient); two processes
 writing at once lose nothing."""
+import shutil
 import socket
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,14 @@ from accelopt_graph.memory.store import RetrievalQuery, open_store
 from memory_items import make_experience
 
 STARTUP_TIMEOUT_S = 60
+
+
+def _chroma_cli() -> str:
+    """The `chroma` console script of the chromadb package (on PATH, or next to this interpreter)."""
+    found = shutil.which("chroma") or shutil.which("chroma", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("the `chroma` command (installed with the chromadb package) is not on PATH")
+    return found
 
 
 def _free_port() -> int:
@@ -32,7 +42,7 @@ def _listening(port: int) -> bool:
 def chroma_server(tmp_path):
     port = _free_port()
     log = (tmp_path / "chroma.log").open("w")
-    proc = subprocess.Popen(["chroma", "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1",
+    proc = subprocess.Popen([_chroma_cli(), "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1",
                              "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
