@@ -58,3 +58,14 @@ def test_polarity_must_agree_with_speedup():
         Experience.model_validate({**make_experience(speedup=1.5).model_dump(), "polarity": "negative"})
     with pytest.raises(ValidationError, match="finite"):
         make_experience(speedup=float("nan"))
+
+
+def test_pure_modules_do_not_import_chroma():
+    import subprocess
+    import sys
+
+    code = ("import sys; import accelopt_graph.memory.experience, accelopt_graph.memory.selection, "
+            "accelopt_graph.memory.config, accelopt_graph.memory.retrieval, accelopt_graph.memory.eviction; "
+            "print('chromadb' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
