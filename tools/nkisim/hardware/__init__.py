@@ -43,6 +43,7 @@ class HardwareSpec(BaseModel):
     min_ii_cycles: int
     static_overhead_cycles: int
     access_overhead_cycles: int
+    access_overhead_exposed_fraction: float
     act_read_accumulator_cycles: int
     gpsimd_start_cycles: int
     min_ii_dynamic_cycles: int
