@@ -30,7 +30,14 @@ __all__ = ["ChromaExperienceStore", "ExperienceStore", "NullExperienceStore", "R
 
 @runtime_checkable
 class ExperienceStore(Protocol):
-    """What the graph needs from the optimization memory."""
+    """What the graph and the CLI need from the optimization memory.
+
+    add: store items durably; ids derive from content + provenance, so re-adding is a no-op.
+    retrieve: the k (default ExpN) most useful items for one planner call (MMR, one per source,
+    both polarities). search: plain similarity to free text, for people. get / list / count /
+    delete: inspection and curation. export_jsonl / import_jsonl: sharing (JSON Lines, lossless).
+    prune: apply a capacity policy; returns the evicted ids.
+    """
 
     def add(self, items: Sequence[Experience]) -> list[str]: ...
     def retrieve(self, query: RetrievalQuery, k: int | None = None) -> list[Experience]: ...
