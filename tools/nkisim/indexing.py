@@ -424,7 +424,7 @@ def write(sel: Selection, data: np.ndarray, value: np.ndarray, mask: np.ndarray 
         else:
             target = data[sel.basic].reshape(sel.shape)
             np.copyto(target, np.broadcast_to(value, sel.shape), where=mask, casting="unsafe")
-            if not np.shares_memory(target, data):
+            if isinstance(data, np.ndarray) and not np.shares_memory(target, data):
                 data[sel.basic] = target.reshape(sel.basic_shape)
         return
     if sel.oob and mask is None:

@@ -16,6 +16,7 @@ from . import dtypes as dt
 from . import indexing as ix
 from .errors import SimCompileError
 from .runtime import Run, active, current
+from .storage import make_storage
 from .trace import Access, Buffer, Engine
 
 MAX_PARTITIONS = 128  # SBUF/PSUM partitions (trainium.md §1.1)
@@ -366,7 +367,7 @@ def allocate(shape, dtype, space: MemorySpace, *, name: str = "", fill=None,
                 code="err_psum_tile_exceed_bank_size")
     data = None
     if run.compute:
-        data = np.full(shape, dt.fill_value(dtype) if fill is None else fill, dtype=dtype)
+        data = make_storage(shape, dtype, pdim, dt.fill_value(dtype) if fill is None else fill)
     t = Tensor(run, shape, dtype, space, data, name=name, pdim=pdim, role=role)
     if fill is not None:
         t.written = True
