@@ -39,6 +39,17 @@ class SimResult:
         return iter((self.outputs, self.trace))
 
 
+def _single_threaded_blas():
+    """Limit BLAS to one thread for the run; None where that is not possible (a sandbox may forbid
+    reading /proc/self/maps, which threadpoolctl scans: set OPENBLAS_NUM_THREADS=1 there)."""
+    if threadpool_limits is None:
+        return None
+    try:
+        return threadpool_limits(1, user_api="blas")
+    except Exception:  # noqa: BLE001 - any failure only costs speed
+        return None
+
+
 def _wrap_arg(run: Run, name: str, value, annotation):
     if isinstance(value, Tensor):
         return value
@@ -110,7 +121,7 @@ def run_kernel(kernel, args=(), kwargs=None, *, grid=None, collect_trace: bool =
     except TypeError as exc:
         raise SimRuntimeError(f"cannot call kernel `{getattr(func, '__name__', func)}`: {exc}",
                               code="err_kernel_arguments") from None
-    limits = threadpool_limits(1, user_api="blas") if threadpool_limits and compute else None
+    limits = _single_threaded_blas() if compute else None
     try:
         with using(run):
             for name, value in list(bound.arguments.items()):
