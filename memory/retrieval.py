@@ -46,7 +46,14 @@ def combine(part_vectors: np.ndarray) -> np.ndarray:
     short bottleneck text (each part gets equal weight)."""
     if len(part_vectors) == 0:
         raise ValueError("retrieval: nothing to embed; give the query a task, code or bottleneck")
-    return normalize_rows(normalize_rows(part_vectors).sum(axis=0, keepdims=True))[0]
+    return combine_batch(part_vectors[None])[0]
+
+
+def combine_batch(part_vectors: np.ndarray) -> np.ndarray:
+    """`combine` for many items at once: (items, parts, dim) -> (items, dim)."""
+    n, parts, dim = part_vectors.shape
+    units = normalize_rows(part_vectors.reshape(n * parts, dim)).reshape(n, parts, dim)
+    return normalize_rows(units.sum(axis=1))
 
 
 def mmr_select(relevance: np.ndarray, similarity: np.ndarray, *, k: int, lambda_: float,

@@ -18,10 +18,17 @@ from urllib.parse import urlparse
 import chromadb
 import numpy as np
 from accelopt_graph.memory.config import Eviction, MemoryConfig
-from accelopt_graph.memory.embedding import Embedder, make_embedder, normalize_rows
+from accelopt_graph.memory.embedding import Embedder, make_embedder
 from accelopt_graph.memory.eviction import StoredItem, choose_evictions
 from accelopt_graph.memory.experience import Experience, Polarity
-from accelopt_graph.memory.retrieval import RetrievalQuery, combine, experience_parts, mmr_select, query_parts
+from accelopt_graph.memory.retrieval import (
+    RetrievalQuery,
+    combine,
+    combine_batch,
+    experience_parts,
+    mmr_select,
+    query_parts,
+)
 from chromadb.config import Settings as ChromaSettings
 from pydantic import ValidationError
 
@@ -150,8 +157,7 @@ class ChromaExperienceStore:
     def _vectors(self, items: Sequence[Experience]) -> np.ndarray:
         parts = [experience_parts(i) for i in items]
         flat = self.embedder.embed([p for ps in parts for p in ps])
-        per_item = normalize_rows(flat).reshape(len(items), len(parts[0]), -1).sum(axis=1)
-        return normalize_rows(per_item)
+        return combine_batch(flat.reshape(len(items), len(parts[0]), -1))
 
     def add(self, items: Sequence[Experience]) -> list[str]:
         """Store items (ids from content + provenance); an id already stored is left untouched."""
