@@ -195,9 +195,14 @@ class ChromaExperienceStore:
                 if id_ not in excluded]
         if not rows:
             return []
-        items = [_decode(m) for _, m, _ in rows]
         vectors = np.asarray([e for _, _, e in rows], dtype=np.float32)
-        picked = mmr_select(vectors @ q, vectors @ vectors.T, k=k, lambda_=self.config.mmr_lambda,
+        relevance = vectors @ q
+        keep = relevance >= self.config.min_relevance
+        if not keep.any():
+            return []
+        items = [_decode(m) for (_, m, _), kept in zip(rows, keep) if kept]
+        vectors, relevance = vectors[keep], relevance[keep]
+        picked = mmr_select(relevance, vectors @ vectors.T, k=k, lambda_=self.config.mmr_lambda,
                             sources=[_source(i) for i in items], polarities=[i.polarity for i in items],
                             recency=[i.created_at.timestamp() for i in items],
                             min_polarity_share=self.config.min_polarity_share)
