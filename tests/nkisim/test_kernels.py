@@ -136,3 +136,23 @@ def test_bfloat16_rounds_once(kernels, rng):
     assert out.dtype == np.dtype(ml_dtypes.bfloat16)
     ref = (a.astype(np.float32) + b.astype(np.float32)).astype(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(out.astype(np.float32), ref.astype(np.float32))
+
+
+def test_permuted_free_dims_copy(kernels, rng):
+    m = kernels("tutorial_patterns")
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    out = nkisim.simulate_kernel(m.transpose_free_dims, x)
+    np.testing.assert_array_equal(out.reshape(128, 8, 8), x.reshape(128, 8, 8).transpose(0, 2, 1))
+
+
+def test_nested_views_of_block_tensor(kernels, rng):
+    m = kernels("tutorial_patterns")
+    x = rng.standard_normal((4, 128, 256)).astype(np.float32)
+    np.testing.assert_array_equal(nkisim.simulate_kernel(m.block_tiles, x), x)
+
+
+def test_avgpool_arange_arithmetic(kernels, rng, rel_l2):
+    m = kernels("tutorial_patterns")
+    x = rng.standard_normal((64, 8, 12)).astype(np.float32)
+    ref = x.reshape(64, 4, 2, 6, 2).mean(axis=(2, 4))
+    assert rel_l2(nkisim.simulate_kernel(m.avgpool2d, x, 2), ref) < TOL

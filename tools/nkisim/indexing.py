@@ -257,7 +257,7 @@ def select(shape: tuple, key, name: str = "", tile_values=None) -> Selection:
         key = (key,)
     basic = True
     for k in key:
-        if k.__class__ is not int and k.__class__ is not slice:
+        if not isinstance(k, (int, slice)):  # ints include loop indices (LoopVar)
             basic = False
             break
     if basic and len(key) <= nd:

@@ -85,7 +85,7 @@ def _to_numpy(value, what: str):
                                   "HBM tensors (nl.ndarray(..., buffer=nl.shared_hbm) + nl.store)",
                                   code="err_unsupported_memory")
         if not value.written:
-            raise SimCompileError(f"kernel output {what} (`{value.name}`) is never written to",
+            raise SimCompileError(f"kernel {what} `{value.name or 'tensor'}` is never written to",
                                   code="err_tensor_output_not_written_to")
         return None if value.data is None else np.array(value.data)
     return value

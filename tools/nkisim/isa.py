@@ -524,7 +524,9 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     if d.tensor.space is PSUM or s.tensor.space is PSUM:
         raise SimCompileError("dma_copy moves data between HBM and SBUF; PSUM is not reachable by "
                               "DMA", code="err_unsupported_memory")
-    if not d.tensor.space.is_hbm:
+    if d.tensor.space.is_hbm:
+        _o.writable_hbm(d, "dma_copy")
+    else:
         d.check_scope(run)
     if run.compute:
         vals = s.read(m if s.shape == d.shape else None)

@@ -167,10 +167,7 @@ def store(dst, value, *, mask=None, **kwargs) -> None:
     run = current()
     d = _o.hbm(dst, "store", "dst")
     t = d.tensor
-    if t.role == "param" and not getattr(t, "mutable", False):
-        raise SimCompileError(f"kernel parameter `{t.name}` is immutable; annotate it with "
-                              "nt.mutable_tensor (and return it) or store into a new nl.shared_hbm "
-                              "tensor", code="err_mutate_parameter")
+    _o.writable_hbm(d, "store")
     m = _o.mask_for(d.shape, mask)
     reads = ()
     if is_tile(value):
@@ -221,6 +218,7 @@ def atomic_rmw(dst, value, op, *, mask=None, **kwargs) -> None:
     """HBM read-modify-write: dst = op(dst, value)."""
     run = current()
     d = _o.hbm(dst, "atomic_rmw", "dst")
+    _o.writable_hbm(d, "atomic_rmw")
     alu = binary_op(op, "atomic_rmw")
     s = _o.on_chip(value, "atomic_rmw", "value", run) if is_tile(value) else None
     m = _o.mask_for(d.shape, mask)

@@ -59,6 +59,15 @@ def hbm(x, api: str, arg: str) -> View:
     return v
 
 
+def writable_hbm(v: View, api: str) -> None:
+    """Kernel parameters are immutable unless annotated nt.mutable_tensor (trainium.md §3.1)."""
+    t = v.tensor
+    if t.role == "param":
+        raise SimCompileError(f"'{api}' writes kernel parameter `{t.name}`, which is immutable; "
+                              "annotate it with nt.mutable_tensor (and return it) or write a new "
+                              "nl.shared_hbm tensor", code="err_mutate_parameter")
+
+
 def same_partitions(api: str, *views: View) -> None:
     """nisa instructions need equal partition counts (trainium.md §7.2)."""
     parts = {v.shape[0] if v.shape else 1 for v in views}

@@ -134,7 +134,8 @@ class Tensor(_TileOps):
     """A tensor in one memory space. `data` is None in trace-only mode."""
 
     __slots__ = ("tid", "shape", "dtype", "space", "data", "name", "pdim", "scope", "role",
-                 "fresh", "event", "valid", "written", "producer", "_run", "_full", "__weakref__")
+                 "fresh", "event", "valid", "_written", "producer", "base", "_run", "_full",
+                 "__weakref__")
 
     def __init__(self, run: Run | None, shape, dtype, space: MemorySpace, data, *, name="",
                  pdim=0, role="alloc", valid=None, producer="") -> None:
@@ -143,13 +144,24 @@ class Tensor(_TileOps):
         self.dtype, self.space, self.data, self.name = dtype, space, data, name
         self.pdim, self.role, self.valid, self.producer = pdim, role, valid, producer
         self.scope = run.scope if (run is not None and not space.is_hbm) else ()
-        self.fresh, self.event, self.written = role == "fresh", None, role != "alloc"
+        self.fresh, self.event, self._written = role == "fresh", None, role != "alloc"
+        self.base: Tensor | None = None  # the tensor this one reshapes (shares its bytes)
         self._run = None
         self._full = None
 
     @property
     def buffer(self) -> MemorySpace:
         return self.space
+
+    @property
+    def written(self) -> bool:
+        return self._written
+
+    @written.setter
+    def written(self, value: bool) -> None:
+        self._written = value
+        if value and self.base is not None:
+            self.base.written = True
 
     @property
     def label(self) -> str:
@@ -183,7 +195,8 @@ class Tensor(_TileOps):
                                   f"{shape}", code="err_unsupported_reshape")
         data = None if self.data is None else self.data.reshape(shape)
         out = Tensor(active(), shape, self.dtype, self.space, data, name=self.name, role=self.role)
-        out.written = self.written
+        out._written = self._written
+        out.base = self
         return out
 
     def full_selection(self) -> ix.Selection:
