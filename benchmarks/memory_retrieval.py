@@ -15,7 +15,7 @@ from pathlib import Path
 
 from accelopt_graph.memory.config import MemoryConfig
 from accelopt_graph.memory.experience import Experience, Provenance
-from accelopt_graph.memory.store import RetrievalQuery, open_store
+from accelopt_graph.memory.store import ChromaExperienceStore, RetrievalQuery, open_store
 
 TASKS = {"matmul": "matmul", "bmm": "matmul", "lora": "matmul", "transpose_matmul": "matmul",
          "rmsnorm_matmul": "fused", "add_rmsnorm_matmul": "fused", "swiglu": "fused", "bmm_softmax": "fused",
@@ -91,8 +91,11 @@ def main() -> None:
             store.add(rounds[i:i + 8])
             round_ms.append((time.perf_counter() - t) * 1e3)
 
+        # The same collection read with lambda = 1 (plain top-k by relevance), to show what MMR buys.
+        plain = ChromaExperienceStore(store.client, embedder=store.embedder,
+                                      config=MemoryConfig.model_validate({**config.model_dump(), "mmr_lambda": 1.0}))
         rng = random.Random(args.seed + 1)
-        latencies_ms, same_family, negatives = [], 0, 0
+        latencies_ms, same_family, negatives, ideas_mmr, ideas_plain = [], 0, 0, 0, 0
         for _ in range(args.queries):
             task = rng.choice(list(TASKS))
             query = RetrievalQuery(task=task, family=TASKS[task], code=kernel(rng, task),
@@ -102,19 +105,22 @@ def main() -> None:
             latencies_ms.append((time.perf_counter() - t) * 1e3)
             assert len(got) == args.k, f"retrieved {len(got)} of {args.k}"
             same_family += sum(i.family == TASKS[task] for i in got)
+            ideas_mmr += len({i.plan for i in got})
+            ideas_plain += len({i.plan for i in plain.retrieve(query, args.k)})
             negatives += sum(i.polarity == "negative" for i in got)
         where = args.server or "embedded PersistentClient"
         # Relevance sanity: each family is 7-36% of the synthetic store, so a share far above that means
         # retrieval follows the query's task rather than returning arbitrary items.
         total = args.queries * args.k
         print("| store | embedding | items | bulk insert (items/s) | add 8 p50 ms | queries | k | p50 ms | p95 ms "
-              "| mean ms | same family | negatives |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "| mean ms | same family | negatives | distinct ideas MMR / top-k |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         print(f"| {where} | {store.embedder.spec} | {store.count()} | {len(bulk) / insert_s:,.0f} | "
               f"{statistics.median(round_ms):.1f} | "
               f"{args.queries} | {args.k} | {statistics.median(latencies_ms):.1f} | "
               f"{percentile(latencies_ms, 0.95):.1f} | {statistics.fmean(latencies_ms):.1f} | "
-              f"{same_family / total:.0%} | {negatives / total:.0%} |")
+              f"{same_family / total:.0%} | {negatives / total:.0%} | "
+              f"{ideas_mmr / args.queries:.1f} / {ideas_plain / args.queries:.1f} of {len(IDEAS)} |")
 
 
 if __name__ == "__main__":
