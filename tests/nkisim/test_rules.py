@@ -114,3 +114,16 @@ def test_parameters_are_immutable(kernels, rng):
     with pytest.raises(SimCompileError, match="immutable"):
         nkisim.simulate_kernel(m.mutate_parameter_bad, x)
     np.testing.assert_array_equal(x, before)
+
+
+def test_control_flow_on_loop_index_warns(kernels, rng):
+    m = kernels("mamba_scan")
+    c, length, s = 128, 512, 2
+    args = (rng.uniform(0.01, 0.1, (c, length)).astype(F32), _arr(rng, c, length),
+            -rng.uniform(0.5, 1.5, (c, s)).astype(F32), _arr(rng, s, length), _arr(rng, s, length))
+    res = nkisim.run_kernel(m.mamba_scan_kernel, args)
+    assert any("control flow on a loop index" in w and "mamba_scan.py:33" in w
+               for w in res.warnings)
+    clean = nkisim.run_kernel(kernels("matmul_tiled").nki_matmul_tiled,
+                              (_arr(rng, 128, 128), _arr(rng, 128, 512)))
+    assert clean.warnings == []

@@ -12,11 +12,42 @@ from .runtime import active
 from .trace import LoopFrame, LoopKind
 
 
+def _compare(name):
+    base = getattr(int, name)
+
+    def method(self, other):
+        _warn_control_flow()
+        return base(self, other)
+    return method
+
+
+def _warn_control_flow() -> None:
+    run = active()
+    if run is None:
+        return
+    f = sys._getframe(2)
+    site = (f.f_code.co_filename, f.f_lineno)
+    if site not in run.flagged_sites:
+        run.flagged_sites.add(site)
+        run.warnings.append(
+            f"{site[0]}:{site[1]}: Python control flow on a loop index; the Beta 1 compiler traces "
+            "a loop body once, so this `if` / conditional expression is undefined on hardware "
+            "(use a mask=, or peel the iteration out of the loop)")
+
+
 class LoopVar(int):
-    """A loop index: an int that also knows its loop (needed by `nl.loop_reduce`)."""
+    """A loop index: an int that also knows its loop (needed by `nl.loop_reduce`).
+
+    Comparing it (`if i == 0:`) runs eagerly here but is recorded as a warning, because the real
+    Beta 1 compiler traces the loop body once (trainium.md §7.12).
+    """
 
     depth: int
     first: bool
+    __eq__, __ne__ = _compare("__eq__"), _compare("__ne__")
+    __lt__, __le__ = _compare("__lt__"), _compare("__le__")
+    __gt__, __ge__ = _compare("__gt__"), _compare("__ge__")
+    __hash__ = int.__hash__
 
 
 def _loop(kind: LoopKind, args, site) -> object:

@@ -46,6 +46,7 @@ class Run:
         self.act_acc = np.zeros((128, 1), np.float32)  # ACT per-lane accumulator registers
         self.loop_reduce: dict = {}
         self.constants: dict = {}
+        self.flagged_sites: set = set()
         self._ids = 0
 
     def new_id(self) -> int:
