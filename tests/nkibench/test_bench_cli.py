@@ -1,11 +1,14 @@
 """`accelopt bench` and `accelopt task new` end to end at reduced sizes, on the real simulator backend."""
 import json
 
+import pytest
+
 from typer.testing import CliRunner
 
 from accelopt_graph.cli import app
 from accelopt_graph.nkibench import load_task
 from accelopt_graph.nkibench.bench import run_bench
+from accelopt_graph.nkibench.scaffold import scaffold_task
 from accelopt_graph.tools.backend import EvalStatus
 
 runner = CliRunner()
@@ -55,4 +58,6 @@ def test_task_new_scaffold_is_a_valid_task_whose_baseline_passes(tmp_path, sim_b
     result = sim_backend.evaluate(task, task.baseline_code, settings)
     assert result.status is EvalStatus.OK, result.error
     again = runner.invoke(app, ["task", "new", "my_op", "--dir", str(tmp_path)])
-    assert again.exit_code != 0 and "already exists" in again.output
+    assert again.exit_code != 0
+    with pytest.raises(FileExistsError, match="my_op"):
+        scaffold_task("my_op", tmp_path)
