@@ -30,17 +30,20 @@ def test_multi_gigabyte_block_buffer_is_allocated_lazily(rng):
     assert isinstance(store, BlockStore) and len(store.blocks) == 4
     assert store.nbytes_allocated == 4 * 128 * 512 * 4
     assert grew_kib < 512 * 1024  # far below the 16 GiB the kernel declared
-    assert any("spill or rotate" in w for w in res.warnings)
+    assert any("rotate or spill its blocks" in w for w in res.warnings)
 
 
-def test_peak_live_bytes_follow_liveness(rng):
+def test_peak_live_bytes_follow_last_use(rng):
     def kernel(x):
         out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
-        keep = nl.zeros((128, 1024), nl.float32)  # 4 KiB per partition, live throughout
+        keep = nl.zeros((128, 1024), nl.float32)  # 4 KiB per partition, used at the end
         for i in nl.affine_range(8):
             tmp = nl.zeros((128, 2048), nl.float32)  # 8 KiB, one live at a time
-        nl.store(out, value=nl.load(x))
+            keep[:, 0:64] = nl.add(keep[:, 0:64], tmp[:, 0:64])
+        t = nl.load(x)  # 256 B
+        nl.store(out, value=nl.add(t, keep[:, 0:64]))
         return out
 
     res = nkisim.run_kernel(kernel, (rng.standard_normal((128, 64)).astype(np.float32),))
-    assert 12 * 1024 <= res.peak_sbuf_bytes_per_partition < 3 * 8 * 1024 + 4 * 1024
+    # keep (4 KiB) + one tmp (8 KiB); the add results are written into keep directly
+    assert res.peak_sbuf_bytes_per_partition == 4096 + 8192

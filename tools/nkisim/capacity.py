@@ -1,11 +1,11 @@
 """SBUF / PSUM capacity for data that is live at the same time.
 
-Liveness is approximated from the kernel's own structure (documented in docs/simulator.md):
-a tile is live from its allocation until (a) the Python object dies (the kernel dropped every
-reference, e.g. a temporary or a rebound name) or (b) the loop iteration that created it ends,
-whichever comes first. PSUM tiles occupy whole 2 KiB banks. A tensor with block dims counts one
-block: its logical size is the compiler's business (it rotates physical buffers and spills), so it
-is only a warning when the logical size alone exceeds the partition (trainium.md §7.5).
+Liveness is approximated the way a compiler's allocator sees it (docs/simulator.md): a tile is live
+from its allocation to its last use (the last instruction that reads or writes it). Each loop
+iteration's tiles are distinct tensors, so they do not overlap across iterations. PSUM tiles occupy
+whole 2 KiB banks. A tensor with block dims counts one block: the compiler rotates physical buffers
+behind block dims and spills, so a logical size over the partition is only a warning
+(trainium.md §7.5). The check runs when the kernel finishes, from the recorded intervals.
 """
 from __future__ import annotations
 
@@ -27,46 +27,70 @@ CAPACITY = {"trn1": Capacity(192 * 1024, 16 * 1024), "trn2": Capacity(224 * 1024
 
 
 class LiveMemory:
-    """Bytes per partition live in SBUF and PSUM; raises when a new tile does not fit."""
+    """Allocation intervals of on-chip tiles; `check()` finds the peak and enforces capacity."""
 
     def __init__(self, capacity: Capacity, *, enforce: bool = True) -> None:
         self.capacity = capacity
         self.enforce = enforce
-        self.live = {"sbuf": 0, "psum": 0}
-        self.peak = {"sbuf": 0, "psum": 0}
-        self.owners: dict[int, tuple[str, int]] = {}
+        self.clock = 0
+        self.tiles: dict[int, tuple] = {}  # tid -> (space, bytes per partition, start, label, site)
+        self.last: dict[int, int] = {}
         self.warnings: list[str] = []
+        self.peak = {"sbuf": 0, "psum": 0}
 
     def limit(self, space: str) -> int:
         c = self.capacity
         return c.sbuf_bytes_per_partition if space == "sbuf" else c.psum_bytes_per_partition
 
-    def footprint(self, space: str, bytes_per_partition: int) -> int:
+    def allocate(self, tid: int, space: str, bytes_per_partition: int, label: str, site=("", 0),
+                 logical_bytes: int = 0) -> None:
         if space == "psum":
             bank = self.capacity.psum_bank_bytes
-            return -(-bytes_per_partition // bank) * bank
-        return bytes_per_partition
-
-    def allocate(self, tid: int, space: str, bytes_per_partition: int, name: str,
-                 logical_bytes: int = 0) -> None:
-        need = self.footprint(space, bytes_per_partition)
+            bytes_per_partition = -(-bytes_per_partition // bank) * bank
         limit = self.limit(space)
         if logical_bytes > limit:
             self.warnings.append(
-                f"tensor `{name}` declares {logical_bytes} bytes per partition of {space.upper()} "
-                f"(limit {limit}); the compiler would spill or rotate its blocks")
-        live = self.live[space] + need
-        if live > limit and self.enforce:
-            raise SimCompileError(
-                f"{space.upper()} capacity exceeded while allocating `{name}`: {live} bytes per "
-                f"partition live at the same time, limit {limit} (free or reuse tiles, use smaller "
-                f"tiles, or allocate inside the loop that uses them)",
-                code="err_out_of_memory")
-        self.live[space] = live
-        self.peak[space] = max(self.peak[space], live)
-        self.owners[tid] = (space, need)
+                f"{site[0]}:{site[1]}: tensor `{label}` declares {logical_bytes} bytes per partition "
+                f"of {space.upper()} (limit {limit}); the compiler would rotate or spill its blocks")
+        self.tiles[tid] = (space, bytes_per_partition, self.clock, label, site)
+        self.last[tid] = self.clock
+        self.clock += 1
 
-    def release(self, tid: int) -> None:
-        entry = self.owners.pop(tid, None)
-        if entry is not None:
-            self.live[entry[0]] -= entry[1]
+    def forget(self, tid: int) -> None:
+        """A fresh result retargeted into its destination never occupied memory of its own."""
+        if self.tiles.pop(tid, None) is not None:
+            del self.last[tid]
+
+    def touch(self, tid: int) -> None:
+        if tid in self.last:
+            self.last[tid] = self.clock
+            self.clock += 1
+
+    def check(self) -> None:
+        """Compute peak live bytes per space; raise if over capacity (when enforcing)."""
+        for space in ("psum", "sbuf"):
+            events = []
+            for tid, (sp, nbytes, start, _, _) in self.tiles.items():
+                if sp == space:
+                    events.append((start, nbytes, tid))
+                    events.append((self.last[tid] + 0.5, -nbytes, tid))
+            events.sort(key=lambda e: e[0])
+            live, peak, at = 0, 0, 0.0
+            for t, delta, _ in events:
+                live += delta
+                if live > peak:
+                    peak, at = live, t
+            self.peak[space] = peak
+            limit = self.limit(space)
+            if peak > limit and self.enforce:
+                raise SimCompileError(self._message(space, peak, at, limit), code="err_out_of_memory")
+
+    def _message(self, space: str, peak: int, at: float, limit: int) -> str:
+        live = [(v[1], v[3], v[4]) for tid, v in self.tiles.items()
+                if v[0] == space and v[2] <= at <= self.last[tid] + 0.5]
+        live.sort(key=lambda x: -x[0])
+        top = ", ".join(f"`{name}` ({n} B, line {site[1]})" for n, name, site in live[:6])
+        line = max((site[1] for _, _, site in live), default=0)
+        return (f"{space.upper()} capacity exceeded: {peak} bytes per partition live at the same "
+                f"time (limit {limit}) around line {line}; largest live tiles: {top}. Shorten tile "
+                "lifetimes (load closer to use, reuse buffers) or use smaller tiles")

@@ -134,6 +134,7 @@ def run_kernel(kernel, args=(), kwargs=None, *, grid=None, collect_trace: bool =
                 run.shared_cursor = 0
                 result = func(*bound.args, **bound.kwargs)
             outputs = _to_numpy(result, "output")
+            run.memory.check()
     except SimError as exc:
         _locate(exc, exc.__traceback__)
         raise

@@ -528,6 +528,8 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
         _o.writable_hbm(d, "dma_copy")
     else:
         d.check_scope(run)
+    run.memory.touch(d.tensor.tid)
+    run.memory.touch(s.tensor.tid)
     if run.compute:
         vals = s.read(m if s.shape == d.shape else None)
         if dst_rmw_op is not None:

@@ -177,6 +177,7 @@ def store(dst, value, *, mask=None, **kwargs) -> None:
                                   "'sbuf' or 'psum', but got a tile in 'hbm' instead",
                                   code="err_unsupported_memory")
         s.check_scope(run)
+        run.memory.touch(s.tensor.tid)
         from .tensors import fit_shape
         fit_shape(s.shape, d.shape, t.name)
         vals = s.read()
@@ -492,6 +493,7 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
         run.loop_reduce[key] = acc
     acc = run.loop_reduce[key]
     av = as_view(acc)
+    run.memory.touch(acc.tid)
     if run.compute:
         new = _o.value(v)
         if not first:

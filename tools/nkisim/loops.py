@@ -72,12 +72,11 @@ def _iterate(run, kind, r, loop_id):
         for pos, it in enumerate(order):
             run.loops = outer_loops + (LoopFrame(loop_id, kind, it, n),)
             run.scope = inner_scope
-            token = run.iteration = run.new_id()
+            run.iteration = run.new_id()
             var = LoopVar(r[it])
             var.depth, var.first = depth, pos == 0
             yield var
             run.loops, run.scope, run.iteration = outer_loops, outer_scope, outer_iter
-            run.end_scope(token)
     finally:
         run.loops, run.scope, run.iteration = outer_loops, outer_scope, outer_iter
 

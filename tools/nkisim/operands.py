@@ -36,6 +36,7 @@ def on_chip(x, api: str, arg: str, run: Run) -> View:
                 code="err_failed_to_infer_tile_from_local_tensor")
     check_partitions(v.shape[0] if v.shape else 1, f"operand '{arg}' of '{api}'")
     v.check_scope(run)
+    run.memory.touch(t.tid)
     return v
 
 

@@ -610,8 +610,10 @@ class Timeline:
         starts, ends = self.starts, self.ends
         i = bisect_right(ends, ready)
         t = ready
-        while i < len(starts) and starts[i] < t + dur:
-            t = max(t, ends[i])
+        n = len(starts)
+        while i < n and starts[i] < t + dur:
+            if ends[i] > t:
+                t = ends[i]
             i += 1
         return t, i
 
@@ -629,7 +631,8 @@ class Timeline:
         t, remaining, pieces = ready, dur, []
         while remaining > 1e-18:
             if i < n and starts[i] <= t:
-                t = max(t, ends[i])
+                if ends[i] > t:
+                    t = ends[i]
                 i += 1
                 continue
             take = min(remaining, (starts[i] if i < n else math.inf) - t)
@@ -763,12 +766,19 @@ class _RegionMap:
         size = self.size
         if not region or size is None or len(region) < len(size):
             return None
-        ranges = [range(lo // sz, max(lo, hi - 1) // sz + 1) for (lo, hi), sz in zip(region, size)]
-        if math.prod(len(r) for r in ranges) > 4096:
+        lo, hi = region[0]
+        s0 = size[0]
+        a0, a1 = lo // s0, (max(lo, hi - 1)) // s0
+        if len(size) == 1:
+            return [(a,) for a in range(a0, a1 + 1)] if a1 - a0 < 4096 else None
+        lo, hi = region[1]
+        s1 = size[1]
+        b0, b1 = lo // s1, (max(lo, hi - 1)) // s1
+        if a0 == a1 and b0 == b1:
+            return [(a0, b0)]
+        if (a1 - a0 + 1) * (b1 - b0 + 1) > 4096:
             return None
-        if len(ranges) == 1:
-            return [(a,) for a in ranges[0]]
-        return [(a, b) for a in ranges[0] for b in ranges[1]]
+        return [(a, b) for a in range(a0, a1 + 1) for b in range(b0, b1 + 1)]
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -1029,8 +1039,9 @@ class _Scheduler:
             if self.rings_uniform:
                 self.rings = [self.rings[0]] + [self.rings[0].copy() for _ in range(spec.dma_engines - 1)]
                 self.rings_uniform = False
-            probes = sorted((r.earliest(start, cost.engine_s)[0], j) for j, r in enumerate(self.rings))
-            chosen = [self.rings[j] for _, j in probes[:cost.engines]]
+            # Narrow transfers go to the engines whose booked work ends first (ties: lowest index).
+            tails = sorted((r.ends[-1] if r.ends else 0.0, j) for j, r in enumerate(self.rings))
+            chosen = [self.rings[j] for _, j in tails[:cost.engines]]
         data_end = start
         for ring in chosen:
             data_end = max(data_end, ring.fill(start, cost.engine_s)[1])

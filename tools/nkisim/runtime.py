@@ -34,7 +34,6 @@ class Run:
         self.loops: tuple = ()
         self.scope: tuple[int, ...] = ()  # one token per enclosing (non-static) loop entry
         self.iteration = 0  # token of the innermost loop iteration (liveness)
-        self.scope_allocs: dict[int, list[int]] = {}
         self.program_id: tuple[int, ...] = ()
         self.grid: tuple[int, ...] = ()
         self.rng = random.Random(shuffle_seed) if shuffle_seed is not None else None
@@ -58,15 +57,6 @@ class Run:
         if lid is None:
             lid = self.loop_ids[site] = len(self.loop_ids) + 1
         return lid
-
-    def track(self, tid: int) -> None:
-        """Register a tile as owned by the innermost loop iteration (freed when it ends)."""
-        if self.iteration:
-            self.scope_allocs.setdefault(self.iteration, []).append(tid)
-
-    def end_scope(self, token: int) -> None:
-        for tid in self.scope_allocs.pop(token, ()):
-            self.memory.release(tid)
 
     def emit(self, op: str, engine: Engine, reads: tuple, writes: tuple, dtype: str,
              partitions: int, free_size: int, attrs: dict | None = None) -> int:

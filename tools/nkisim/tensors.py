@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes as dt
 from . import indexing as ix
 from .errors import SimCompileError
-from .runtime import Run, active, current
+from .runtime import Run, active, caller, current
 from .storage import make_storage
 from .trace import Access, Buffer, Engine
 
@@ -134,8 +134,7 @@ class Tensor(_TileOps):
     """A tensor in one memory space. `data` is None in trace-only mode."""
 
     __slots__ = ("tid", "shape", "dtype", "space", "data", "name", "pdim", "scope", "role",
-                 "fresh", "event", "valid", "_written", "producer", "base", "_run", "_full",
-                 "__weakref__")
+                 "fresh", "event", "valid", "_written", "producer", "base", "_full")
 
     def __init__(self, run: Run | None, shape, dtype, space: MemorySpace, data, *, name="",
                  pdim=0, role="alloc", valid=None, producer="") -> None:
@@ -146,7 +145,6 @@ class Tensor(_TileOps):
         self.scope = run.scope if (run is not None and not space.is_hbm) else ()
         self.fresh, self.event, self._written = role == "fresh", None, role != "alloc"
         self.base: Tensor | None = None  # the tensor this one reshapes (shares its bytes)
-        self._run = None
         self._full = None
 
     @property
@@ -178,11 +176,6 @@ class Tensor(_TileOps):
 
     def __len__(self) -> int:
         return self.shape[0]
-
-    def __del__(self) -> None:
-        run = self._run
-        if run is not None:
-            run.memory.release(self.tid)
 
     def reshape(self, shape) -> "Tensor":
         """HBM tensors may be reshaped (a new view of the same bytes)."""
@@ -385,10 +378,8 @@ def allocate(shape, dtype, space: MemorySpace, *, name: str = "", fill=None,
     if fill is not None:
         t.written = True
     if not space.is_hbm:
-        run.memory.allocate(t.tid, space.name, per_part, name or "tile",
+        run.memory.allocate(t.tid, space.name, per_part, name or "tile", caller(),
                             per_part * math.prod(shape[:pdim]))
-        t._run = run
-        run.track(t.tid)
     elif space is SHARED_HBM:
         run.shared.append(t)
         run.shared_cursor += 1
@@ -418,10 +409,8 @@ def fresh(run: Run, shape, dtype, space: MemorySpace, value, *, mask=None, produ
             data = np.full(shape, dt.fill_value(dtype), dtype=dtype)
             np.copyto(data, value, where=mask, casting="unsafe")
     t = Tensor(run, shape, dtype, space, data, role="fresh", valid=mask, producer=producer)
-    per_part = tile_bytes_per_partition(shape, 0, dtype)
-    run.memory.allocate(t.tid, space.name, per_part, producer or "tile")
-    t._run = run
-    run.track(t.tid)
+    run.memory.allocate(t.tid, space.name, tile_bytes_per_partition(shape, 0, dtype),
+                        t.label, ("", 0))
     return t
 
 
@@ -454,6 +443,7 @@ def assign(dst: View, value, *, op: str | None = None) -> None:
         raise SimCompileError(f"cannot assign into HBM tensor `{t.name}`; use nl.store(dst, value=...)"
                               " (or nisa.dma_copy)", code="err_unsupported_memory")
     dst.check_scope(run)
+    run.memory.touch(t.tid)
     sel = dst.sel
     if is_tile(value):
         src = as_view(value)
@@ -464,6 +454,7 @@ def assign(dst: View, value, *, op: str | None = None) -> None:
             _retarget(run, dst, v, accumulate=op is not None)
             return
         src.check_scope(run)
+        run.memory.touch(src.tensor.tid)
         cur = dst.read() if op is not None and run.compute else None
         vals = src.read()
         if run.compute:
@@ -504,6 +495,7 @@ def _retarget(run: Run, dst: View, v: Tensor, *, accumulate: bool) -> None:
             f"to `{t.name}` in '{t.space.name}'; accumulate in a buffer=nl.psum tile and copy it out "
             "with nl.copy / nisa.tensor_copy", code="err_unsupported_memory")
     v.fresh = False
+    run.memory.forget(v.tid)
     mask = v.valid
     if run.compute and v.data is not None:
         vals = fit(v.data, dst.sel.shape, t.name)

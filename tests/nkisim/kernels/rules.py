@@ -156,38 +156,45 @@ def scope_ok(x):
 
 
 @nki.jit
-def sbuf_capacity_bad(x):  # x: [128, 64]; 16 live [128, 4096] fp32 tiles = 256 KiB > 192 KiB
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    tiles = [nl.zeros((128, 4096), nl.float32, buffer=nl.sbuf) for _ in range(16)]
-    t = nl.load(x)
-    nl.store(out, value=t)
+def sbuf_capacity_bad(x):  # x: [8, 128, 8192]; 8 live [128, 8192] fp32 tiles = 256 KiB > 192 KiB
+    out = nl.ndarray((128, 8192), dtype=x.dtype, buffer=nl.shared_hbm)
+    tiles = [nl.load(x[i]) for i in range(8)]
+    acc = tiles[0]
+    for i in range(1, 8):
+        acc = nl.add(acc, tiles[i])
+    nl.store(out, value=acc)
     return out
 
 
 @nki.jit
-def sbuf_capacity_ok(x):  # the same tiles, one live per iteration
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    for i in nl.affine_range(16):
-        big = nl.zeros((128, 4096), nl.float32, buffer=nl.sbuf)
+def sbuf_capacity_ok(x):  # the same sum, each tile dead after its add
+    out = nl.ndarray((128, 8192), dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.load(x[0])
+    for i in range(1, 8):
+        acc = nl.add(acc, nl.load(x[i]))
+    nl.store(out, value=acc)
+    return out
+
+
+def _psum_banks(x, n):
+    out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
     t = nl.load(x)
-    nl.store(out, value=t)
+    banks = [nl.zeros((128, 512), nl.float32, buffer=nl.psum) for _ in range(n)]
+    acc = nl.copy(t)
+    for b in banks:  # every bank is still in use here
+        acc = nl.add(acc, b)
+    nl.store(out, value=acc)
     return out
 
 
 @nki.jit
 def psum_capacity_bad(x):  # 9 live PSUM tiles of one bank each; PSUM has 8 banks
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    banks = [nl.zeros((128, 512), nl.float32, buffer=nl.psum) for _ in range(9)]
-    nl.store(out, value=nl.load(x))
-    return out
+    return _psum_banks(x, 9)
 
 
 @nki.jit
 def psum_capacity_ok(x):
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    banks = [nl.zeros((128, 512), nl.float32, buffer=nl.psum) for _ in range(8)]
-    nl.store(out, value=nl.load(x))
-    return out
+    return _psum_banks(x, 8)
 
 
 @nki.jit
