@@ -84,6 +84,8 @@ def bench(tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separ
                             output_limit_mb=max(1024, memory_limit_mb // 4))
     be = make_backend(backend, hardware=hardware, workers=max(1, workers))
     console = Console()
+    if console.width < 120:  # pipes and CI default to 80 columns; the table needs ~110
+        console = Console(width=120)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=False) as progress:
