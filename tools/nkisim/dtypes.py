@@ -56,6 +56,9 @@ def is_float(dt: np.dtype) -> bool:
 
 def promote(*dtypes: np.dtype) -> np.dtype:
     """The result dtype of an operation on tensors of these dtypes (scalars: pass fp32/int32)."""
+    first = dtypes[0]
+    if all(d is first or d == first for d in dtypes):
+        return first
     floats = {d for d in dtypes if is_float(d)}
     if floats:
         top = max(_FLOAT_RANK.get(d, 3) for d in floats)

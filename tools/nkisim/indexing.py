@@ -287,31 +287,39 @@ def select(shape: tuple, key, name: str = "", tile_values=None) -> Selection:
 
 def _select_basic(shape, key, name):
     spans, out_shape, oob = [], [], ""
-    for d, (k, n) in enumerate(zip(key, shape)):
-        if isinstance(k, slice):
-            step = 1 if k.step is None else int(k.step)
-            if step <= 0:
+    d = 0
+    for k in key:
+        n = shape[d]
+        if k.__class__ is slice:
+            step = k.step
+            if step is None:
+                step = 1
+            elif step <= 0:
                 raise SimCompileError(f"negative or zero slice step {step} on tensor `{name}`",
                                       code="err_unsupported_slice_step")
-            start = 0 if k.start is None else int(k.start)
-            stop = n if k.stop is None else int(k.stop)
-            start = start + n if start < 0 else start
-            stop = stop + n if stop < 0 else stop
-            count = max(0, -(-(stop - start) // step))
-            if (start < 0 or start + step * (count - 1) >= n) and count and not oob:
+            start, stop = k.start, k.stop
+            start = 0 if start is None else (int(start) + n if start < 0 else int(start))
+            stop = n if stop is None else (int(stop) + n if stop < 0 else int(stop))
+            count = -(-(stop - start) // step) if stop > start else 0
+            if count and (start < 0 or start + step * (count - 1) >= n) and not oob:
                 oob = _oob(name, d, start, start + step * (count - 1), n)
             spans.append((start, step, count, True))
             out_shape.append(count)
         else:
-            i = _norm_int(k, n, d, name)
+            i = int(k)
+            if i < 0:
+                i += n
             if not 0 <= i < n and not oob:
                 oob = _oob(name, d, i, i, n)
             spans.append((i, 1, 1, False))
+        d += 1
     out_shape = tuple(out_shape)
-    basic = None if oob else tuple(
-        slice(s, s + st * (c - 1) + 1, st) if kept else s for s, st, c, kept in spans)
-    return Selection(out_shape, tuple(spans), None, basic, out_shape, oob,
-                     tuple(range(len(out_shape))))
+    # In bounds, NumPy reads the kernel's own key exactly as the spans describe it.
+    return Selection(out_shape, tuple(spans), None, None if oob else key, out_shape, oob,
+                     _AXES[len(out_shape)])
+
+
+_AXES = [tuple(range(n)) for n in range(33)]
 
 
 def _select_advanced(shape, key, name):
@@ -488,6 +496,40 @@ def prod(shape) -> int:
 def box_stats(sel: Selection, shape: tuple) -> tuple:
     """(region, contiguous elements, innermost step) of an unmasked access, computed once."""
     st = sel.stats
+    if st is not None:
+        return st
+    spans = sel.spans
+    if spans is None:
+        st = sel.stats = (region(sel, shape, None), 1, 1)
+        return st
+    nd = len(spans)
+    reg = [None] * nd
+    contig, growing, inner = 1, True, 0
+    for d in range(nd - 1, -1, -1):
+        s, step, c, kept = spans[d]
+        if step >= 0:
+            reg[d] = (s, s + step * (c - 1) + 1)
+        else:
+            reg[d] = (s + step * (c - 1), s + 1)
+        if growing:
+            if step != 1 and c > 1:
+                growing = False
+            else:
+                contig *= c
+                if c != shape[d]:
+                    growing = False
+        if not inner and kept and c > 1:
+            inner = step if step > 0 else -step
+    st = sel.stats = (tuple(reg), contig, inner or 1)
+    return st
+
+
+_FULL: dict = {}
+
+
+def full_stats(shape: tuple) -> tuple:
+    """box_stats of a whole tensor (fresh results), cached per shape."""
+    st = _FULL.get(shape)
     if st is None:
-        st = sel.stats = (region(sel, shape, None), contiguous_elems(sel, shape), inner_step(sel))
+        st = _FULL[shape] = (tuple((0, n) for n in shape), math.prod(shape), 1)
     return st

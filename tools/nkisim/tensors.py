@@ -202,23 +202,16 @@ class Tensor(_TileOps):
 
 
 class View(_TileOps):
-    """`tensor[key]`: resolved lazily (see module doc)."""
+    """`tensor[key]`: the key is resolved at once, bounds and data are touched only when an
+    instruction uses the view (with its mask)."""
 
-    __slots__ = ("tensor", "key", "_sel")
+    __slots__ = ("tensor", "key", "sel", "shape")
 
     def __init__(self, tensor: Tensor, key, sel: ix.Selection | None = None) -> None:
-        self.tensor, self.key, self._sel = tensor, key, sel
-
-    @property
-    def sel(self) -> ix.Selection:
-        if self._sel is None:
-            t = self.tensor
-            self._sel = ix.select(t.shape, self.key, t.label, _index_tile_values)
-        return self._sel
-
-    @property
-    def shape(self) -> tuple:
-        return self.sel.shape
+        self.tensor, self.key = tensor, key
+        if sel is None:
+            sel = ix.select(tensor.shape, key, tensor.label, _index_tile_values)
+        self.sel, self.shape = sel, sel.shape
 
     @property
     def dtype(self):
@@ -261,7 +254,10 @@ class View(_TileOps):
         ix.write(self.sel, t.data, fit(value, self.sel.shape, t.label), mask, t.label)
 
     def access(self, mask=None) -> Access:
-        t, sel = self.tensor, self.sel
+        t = self.tensor
+        if mask is None and self.key is None:
+            return full_access(t)
+        sel = self.sel
         shape = sel.shape
         parts = shape[0] if shape else 1
         n = math.prod(shape)
@@ -281,12 +277,21 @@ class View(_TileOps):
         scope = self.tensor.scope
         if scope and run.scope[:len(scope)] != scope:
             raise SimCompileError(
-                f"Local variable `{self.tensor.name or 'tile'}` is referenced outside of its parent "
+                f"Local variable `{self.tensor.label}` is referenced outside of its parent "
                 "scope (a tensor created inside a loop body is used after the loop); allocate it "
                 "before the loop", code="err_local_variable_used_out_of_scope")
 
     def __repr__(self) -> str:
         return f"View({self.tensor!r}[{self.key!r}])"
+
+
+def full_access(t: Tensor) -> Access:
+    """Access of a whole tensor without a mask (the common case for fresh results)."""
+    reg, n, _ = ix.full_stats(t.shape)
+    isz = t.dtype.itemsize
+    parts = t.shape[0] if t.shape else 1
+    return Access(t.tid, t.space.trace, dt.name(t.dtype), n * isz, parts, n // parts if parts else 0,
+                  reg, n * isz, t.name, 0 if t.space.is_hbm else isz)
 
 
 def _index_tile_values(k):
@@ -424,7 +429,7 @@ def emit_result(run: Run, op: str, engine: Engine, reads: list, value, shape, dt
     out = fresh(run, shape, dtype, space, value, mask=mask, producer=producer)
     if run.trace is not None:
         acc = tuple(v.access(m) for v, m in reads)
-        w = (as_view(out).access(mask),) + extra_writes
+        w = (full_access(out) if mask is None else as_view(out).access(mask),) + extra_writes
         out.event = run.emit(op, engine, acc, w, dt.name(event_dtype or dtype),
                              shape[0] if shape else 1,
                              math.prod(shape[1:]), attrs)
