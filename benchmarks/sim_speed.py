@@ -21,6 +21,23 @@ import time
 import numpy as np
 
 
+def measure_reference(name: str, reduced: bool) -> dict:
+    """The NumPy reference forward on the same inputs (its own process: its RSS is not ours)."""
+    from accelopt_graph.nkibench import load_task
+
+    task = load_task(name, reduced=reduced)
+    numpy_inputs = task.numpy_inputs(0)
+    t = time.perf_counter()
+    task.forward(*numpy_inputs)
+    return {"ref_s": time.perf_counter() - t}
+
+
+def _timed(fn) -> tuple[float, float]:
+    t, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - t, time.process_time() - c
+
+
 def measure(name: str, reduced: bool) -> dict:
     from accelopt_graph.nkibench import load_task
     from accelopt_graph.tools import nkisim
@@ -28,11 +45,6 @@ def measure(name: str, reduced: bool) -> dict:
     task = load_task(name, reduced=reduced)
     module = nkisim.load_module(task.directory / "baseline.py")
     args = task.kernel_inputs(0)
-    numpy_inputs = task.numpy_inputs(0)
-
-    t = time.perf_counter()
-    task.forward(*numpy_inputs)
-    ref_s = time.perf_counter() - t
 
     t, c = time.perf_counter(), time.process_time()
     res = nkisim.run_kernel(module.kernel, args, collect_trace=True, compute=True)
@@ -42,15 +54,11 @@ def measure(name: str, reduced: bool) -> dict:
     n_events = len(res.trace)
     del res, outs
 
-    t = time.perf_counter()
-    nkisim.run_kernel(module.kernel, args, collect_trace=False, compute=True)
-    func_s = time.perf_counter() - t
-
-    t = time.perf_counter()
-    nkisim.run_kernel(module.kernel, args, collect_trace=True, compute=False)
-    trace_s = time.perf_counter() - t
-    return {"task": name, "events": n_events, "ref_s": ref_s, "sim_s": sim_s, "sim_cpu_s": sim_cpu,
-            "functional_s": func_s, "trace_only_s": trace_s, "ok": bool(verdict.ok),
+    func_s, func_cpu = _timed(lambda: nkisim.run_kernel(module.kernel, args, collect_trace=False))
+    trace_s, trace_cpu = _timed(lambda: nkisim.run_kernel(module.kernel, args, compute=False))
+    return {"task": name, "events": n_events, "sim_s": sim_s, "sim_cpu_s": sim_cpu,
+            "functional_s": func_s, "functional_cpu_s": func_cpu, "trace_only_s": trace_s,
+            "trace_only_cpu_s": trace_cpu, "ok": bool(verdict.ok),
             "rel_l2": verdict.rel_l2,
             "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
 
@@ -60,10 +68,11 @@ def main() -> None:
     ap.add_argument("--tasks", nargs="*", default=None)
     ap.add_argument("--reduced", action="store_true", help="the small CI shapes instead of full size")
     ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--ref", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", help="also write the rows to this file")
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(measure(a.one, a.reduced)))
+        print(json.dumps((measure_reference if a.ref else measure)(a.one, a.reduced)))
         return
     from accelopt_graph.nkibench import list_tasks
     names = a.tasks or list_tasks()
@@ -71,26 +80,29 @@ def main() -> None:
     for name in names:
         cmd = [sys.executable, __file__, "--one", name] + (["--reduced"] if a.reduced else [])
         p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            print(f"{name}: FAILED\n{p.stderr[-2000:]}", file=sys.stderr)
+        q = subprocess.run(cmd + ["--ref"], capture_output=True, text=True)
+        if p.returncode != 0 or q.returncode != 0:
+            print(f"{name}: FAILED\n{p.stderr[-2000:]}{q.stderr[-2000:]}", file=sys.stderr)
             continue
-        rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
+        rows.append({**json.loads(p.stdout.strip().splitlines()[-1]),
+                     **json.loads(q.stdout.strip().splitlines()[-1])})
         r = rows[-1]
         print(f"  done {name}: sim {r['sim_s']:.2f}s ref {r['ref_s']:.3f}s", file=sys.stderr)
     print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={__import__('os').cpu_count()}"
           f" python {platform.python_version()} numpy {np.__version__}; size: "
           f"{'reduced' if a.reduced else 'full NKIBench'}")
-    hdr = (f"| task | events | sim+trace s | functional s | trace-only s | numpy ref s | ratio | "
-           f"trace-only speedup | peak RSS GiB | correct |")
-    print(hdr)
-    print("|" + "---|" * 10)
+    print("| task | events | sim+trace s | numpy ref s | ratio | functional CPU s | "
+          "+trace CPU | trace-only CPU s | trace-only speedup | peak RSS GiB | correct |")
+    print("|" + "---|" * 11)
     for r in rows:
         ratio = r["sim_s"] / max(r["ref_s"], 1e-9)
         r["ratio"] = ratio
-        print(f"| {r['task']} | {r['events']} | {r['sim_s']:.2f} | {r['functional_s']:.2f} | "
-              f"{r['trace_only_s']:.2f} | {r['ref_s']:.3f} | {ratio:.1f}x | "
-              f"{r['functional_s'] / max(r['trace_only_s'], 1e-9):.1f}x | {r['peak_rss_gib']:.2f} | "
-              f"{'yes' if r['ok'] else 'NO'} |")
+        print(f"| {r['task']} | {r['events']} | {r['sim_s']:.2f} | {r['ref_s']:.3f} | {ratio:.1f}x | "
+              f"{r['functional_cpu_s']:.2f} | "
+              f"{100 * (r['sim_cpu_s'] / max(r['functional_cpu_s'], 1e-9) - 1):+.0f}% | "
+              f"{r['trace_only_cpu_s']:.2f} | "
+              f"{r['functional_cpu_s'] / max(r['trace_only_cpu_s'], 1e-9):.1f}x | "
+              f"{r['peak_rss_gib']:.2f} | {'yes' if r['ok'] else 'NO'} |")
     if rows:
         ratios = [r["ratio"] for r in rows]
         print(f"\nmedian ratio {statistics.median(ratios):.1f}x, max {max(ratios):.1f}x, "
