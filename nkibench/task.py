@@ -168,6 +168,11 @@ class Task:
     def reference(self) -> ModuleType:
         return _import_file(self.directory / "reference.py", f"reference_{self.name}")
 
+    def __reduce__(self):
+        # Rebuild from the spec on unpickling: the imported reference module is not picklable.
+        overrides = {k: v for k, v in self.parameters.items() if self.spec.parameters.get(k) != v}
+        return (Task, (self.spec, self.directory, overrides))
+
     def __repr__(self) -> str:
         return f"Task({self.name!r}, v{self.version}, {self.parameters})"
 

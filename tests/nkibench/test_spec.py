@@ -77,3 +77,13 @@ def test_inputs_are_seeded_read_only_and_in_kernel_layout():
     ref = task.reference_outputs(0)[0]
     assert np.allclose(ref.reshape(256, 512), lhs @ rhs, rtol=1e-4, atol=1e-3)
     assert np.array_equal(a.reshape(256, 256), lhs)
+
+
+def test_task_pickles_with_its_parameters():
+    import pickle
+
+    task = load_task("gqa_full", reduced=True)
+    task.reference_outputs(0)  # imports the reference module, which must not block pickling
+    clone = pickle.loads(pickle.dumps(task))
+    assert clone.parameters == task.parameters and clone.name == "gqa_full"
+    assert np.array_equal(clone.reference_outputs(0)[0], task.reference_outputs(0)[0])
