@@ -24,8 +24,9 @@ def test_hoisting_a_loop_invariant_transpose_lowers_latency():
     out_loop, slow = profile_kernel(m.in_loop, a, b)
     out_hoist, fast = profile_kernel(m.hoisted, a, b)
     np.testing.assert_allclose(out_loop, out_hoist, rtol=1e-6)
-    assert fast.latency_ms < slow.latency_ms
-    assert fast.counters["transpose_flops"] * 8 == slow.counters["transpose_flops"]
+    assert fast.latency_ms < 0.95 * slow.latency_ms
+    assert fast.counters["transpose_flops"] * 32 == slow.counters["transpose_flops"]
+    np.testing.assert_allclose(out_hoist, 4 * (a @ b), rtol=1e-4, atol=1e-3)
 
 
 def test_fusing_two_elementwise_passes_lowers_hbm_bytes_and_latency():

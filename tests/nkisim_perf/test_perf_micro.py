@@ -49,7 +49,8 @@ def _chain(n_ops: int, *, dependent: bool, free: int = 512):
     for i in range(n_ops):
         src = 10 + i if dependent else 100 + 2 * i
         dst = 11 + i if dependent else 101 + 2 * i
-        evs.append(event("tensor_scalar", Engine.VECTOR, [tile(src, (128, free))], [tile(dst, (128, free))]))
+        evs.append(event("tensor_scalar", Engine.VECTOR, [tile(src, (128, free))], [tile(dst, (128, free))],
+                         engine_explicit=True))
     return evs
 
 
@@ -146,7 +147,8 @@ def test_raw_dependency_waits_for_the_producer_across_engines():
 
 
 def test_trn1_vector_and_gpsimd_serialize_on_sbuf_but_not_on_trn2():
-    ops = [event("tensor_scalar", Engine.VECTOR, [tile(1, (128, 4096))], [tile(2, (128, 4096))]),
+    ops = [event("tensor_scalar", Engine.VECTOR, [tile(1, (128, 4096))], [tile(2, (128, 4096))],
+                 engine_explicit=True),
            event("iota", Engine.GPSIMD, [], [tile(3, (128, 4096), dtype="int32")], dtype="int32")]
     t1 = estimate_latency(ops, TRN1)
     t2 = estimate_latency(ops, get_spec("trn2"))
@@ -211,3 +213,20 @@ def test_psum_has_eight_banks_so_tensor_engine_waits_for_evictions():
     mm16, copies16 = tracks(roomy)
     assert mm16[15].start_s == pytest.approx(15 * mm16[0].busy_s)
     assert mm16[15].start_s < copies16[7].end_s
+
+
+def test_engine_agnostic_work_is_spread_over_vector_and_scalar():
+    # Without an explicit engine the compiler may run tensor_scalar on DVE or ACT (S9); the model puts
+    # each one where it finishes first, as AccelOpt's profiles show ScalarE picking up such work.
+    def ops(**attrs):
+        return [event("tensor_scalar", Engine.VECTOR, [tile(10 + 2 * i, (128, 2048))],
+                      [tile(11 + 2 * i, (128, 2048))], op0="multiply", **attrs) for i in range(8)]
+
+    pinned = estimate_latency(ops(engine_explicit=True), TRN1)
+    free = estimate_latency(ops(), TRN1)
+    assert pinned.engine_instructions["scalar"] == 0
+    assert free.engine_instructions["scalar"] > 0 and free.engine_instructions["vector"] > 0
+    assert free.total_s < 0.7 * pinned.total_s
+    bitwise = [event("tensor_scalar", Engine.VECTOR, [tile(1, (128, 64))], [tile(2, (128, 64))],
+                     op0="bitwise_and")]
+    assert estimate_latency(bitwise, TRN1).engine_instructions["scalar"] == 0

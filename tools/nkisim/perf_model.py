@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from accelopt_graph.tools.nkisim.hardware import HardwareSpec, get_spec
@@ -310,6 +310,24 @@ def _rule_for(ev: TraceEvent) -> CostRule:
     if rule is None or (ev.engine is Engine.VECTOR and op in ("nc_matmul", "matmul")):
         return ENGINE_DEFAULTS[ev.engine]
     return rule
+
+
+# Instructions both VectorE and ScalarE execute (S9: tensor_scalar on DVE or ACT, tensor_copy on any
+# engine, reciprocal as DVE `reciprocal` or ACT `activation(reciprocal)`), with the ALU ops ACT has.
+FLEXIBLE_OPS = frozenset({"tensor_scalar", "tensor_copy", "reciprocal"})
+_ACT_ALU_OPS = frozenset({None, "add", "subtract", "multiply"})
+
+
+def engine_choices(ev: TraceEvent) -> list[TraceEvent]:
+    """Where an instruction may run: as recorded, or also on the other of DVE/ACT when the kernel did
+    not pin an engine (`attrs["engine_explicit"]`) and both engines implement it."""
+    if (ev.op not in FLEXIBLE_OPS or ev.engine not in (Engine.VECTOR, Engine.SCALAR)
+            or ev.attrs.get("engine_explicit")):
+        return [ev]
+    if ev.op == "tensor_scalar" and not {ev.attrs.get("op0"), ev.attrs.get("op1")} <= _ACT_ALU_OPS:
+        return [ev]  # bitvec / compare ops run on DVE only (S9 tensor_scalar)
+    other = Engine.SCALAR if ev.engine is Engine.VECTOR else Engine.VECTOR
+    return [ev, replace(ev, engine=other)]
 
 
 def _stride_penalty(ev: TraceEvent, spec: HardwareSpec) -> float:
@@ -897,7 +915,7 @@ class _PsumBanks:
 class _Scheduler:
     def __init__(self, spec: HardwareSpec) -> None:
         self.spec = spec
-        self.engine_free = dict.fromkeys(COMPUTE_TRACKS, 0.0)
+        self.engines = {t: Timeline() for t in COMPUTE_TRACKS}
         self.ports = {"sbuf_vector_gpsimd": Timeline(), "psum_vector_scalar": Timeline()}
         self.queue_free = [0.0] * spec.dma_queues
         self.rings = [Timeline()]
@@ -988,29 +1006,42 @@ class _Scheduler:
                     st[1] = end
 
     # -- resources ---------------------------------------------------------------------------
-    def run_compute(self, ev: TraceEvent, index: int, ready: float) -> tuple[float, float, float]:
+    def run_compute(self, ev: TraceEvent, index: int, ready: float) -> tuple[str, float, float]:
+        """Schedule a compute instruction; returns (track, end, issue end)."""
+        placements = engine_choices(ev)
+        if len(placements) > 1:
+            # The compiler places engine-agnostic work (observed, trainium.md §5.4.6): take the engine
+            # that finishes the instruction first.
+            ev = min(placements, key=lambda p: (
+                self._slot(p, ready, instruction_cost(p, self.spec).busy_s)
+                + instruction_cost(p, self.spec).busy_s))
         cost = instruction_cost(ev, self.spec)
         track = cost.track
-        start = max(ready, self.engine_free[track])
-        ports = self._ports(ev, track)
-        if ports:
-            # Find a slot free on every shared port (Trn1 SBUF/PSUM sharing, S1).
-            for _ in range(8):
-                t = start
-                for p in ports:
-                    t = max(t, p.earliest(t, cost.busy_s)[0])
-                if t == start:
-                    break
-                start = t
-            for p in ports:
-                p.reserve(start, cost.busy_s)
+        start = self._slot(ev, ready, cost.busy_s)
+        self.engines[track].reserve(start, cost.busy_s)
+        for p in self._ports(ev, track):
+            p.reserve(start, cost.busy_s)
         issue_end = start + cost.busy_s
         end = issue_end + cost.latency_s
-        self.engine_free[track] = issue_end
         self.busy[track] += cost.busy_s
         self.count[track] += 1
         self.slices.append(Slice(track, ev.op, start, end, cost.busy_s, index, ev.line, 0, "compute"))
-        return start, end, issue_end
+        return track, end, issue_end
+
+    def _slot(self, ev: TraceEvent, ready: float, busy: float) -> float:
+        """Earliest start at or after `ready` where the engine (and, on trn1, its shared SBUF/PSUM
+        port, S1) is idle for `busy`. Like the compiler's static schedule, a later instruction may
+        fill an idle gap its engine left while waiting for an earlier one's operands."""
+        resources = [self.engines[ev.engine.value]] + self._ports(ev, ev.engine.value)
+        start = ready
+        for _ in range(16):
+            t = start
+            for r in resources:
+                t = r.earliest(t, busy)[0]
+            if t == start:
+                break
+            start = t
+        return start
 
     def _ports(self, ev: TraceEvent, track: str) -> list[Timeline]:
         spec = self.spec
@@ -1123,7 +1154,7 @@ def estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec | str = "tr
             end = sch.run_dma(dma_cost(ev, spec), ready, name=ev.op, index=i, line=ev.line)
             issue_end = end
         else:
-            _, end, issue_end = sch.run_compute(ev, i, ready)
+            track, end, issue_end = sch.run_compute(ev, i, ready)
         sch.record(ev.reads, ev.writes, end, issue_end, track)
         sch.seq_done(ev, end)
         sch.psum.done(ev, end)
