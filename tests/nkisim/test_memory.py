@@ -47,3 +47,42 @@ def test_peak_live_bytes_follow_last_use(rng):
     res = nkisim.run_kernel(kernel, (rng.standard_normal((128, 64)).astype(np.float32),))
     # keep (4 KiB) + one tmp (8 KiB); the add results are written into keep directly
     assert res.peak_sbuf_bytes_per_partition == 4096 + 8192
+
+
+def test_copies_keep_their_values_when_the_source_changes(rng):
+    """Loads and copies share the source's bytes until the source is written (copy on write)."""
+    def kernel(x):
+        out = nl.ndarray((3, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        scratch = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        nl.store(scratch, value=t)
+        before = nl.load(scratch)  # views scratch's bytes
+        snapshot = nl.copy(t)  # views t's bytes
+        nl.store(scratch, value=nl.multiply(t, 2.0))  # scratch changes: `before` must not
+        t[...] = nl.exp(t)  # t changes in place: `snapshot` must not
+        nl.store(out[0], value=before)
+        nl.store(out[1], value=snapshot)
+        nl.store(out[2], value=t)
+        return out
+
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    out = nkisim.simulate_kernel(kernel, x)
+    np.testing.assert_array_equal(out[0], x)
+    np.testing.assert_array_equal(out[1], x)
+    np.testing.assert_allclose(out[2], np.exp(x), rtol=1e-6)
+
+
+def test_writing_into_a_loaded_tile_never_touches_the_input(rng):
+    def kernel(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        t[0:64, :] = nl.zeros((64, 64), nl.float32)
+        nl.store(out, value=t)
+        return out
+
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    keep = x.copy()
+    out = nkisim.simulate_kernel(kernel, x)
+    np.testing.assert_array_equal(x, keep)
+    np.testing.assert_array_equal(out[64:], x[64:])
+    assert not out[:64].any()

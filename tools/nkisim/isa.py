@@ -146,7 +146,7 @@ def _transpose(x, *, api: str, engine: Engine, dtype=None, mask=None, space=SBUF
         val = val.reshape(p, f).T
     d = _dt.to_dtype(dtype) if dtype is not None else v.dtype
     return emit_result(run, "nc_transpose", engine, [(v, None)], val, (f, p), d,
-                       mask=_o.mask_for((f, p), mask), space=space, producer=api,
+                       mask=_o.mask_for((f, p), mask), space=space, producer=api, source=v.tensor,
                        attrs={"api": api, "is_transpose": True, "stationary_free": p,
                               "moving_free": p, "contraction": p})
 
@@ -404,7 +404,7 @@ def tensor_copy(src, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
     if val is not None and d != v.dtype:
         val = val.astype(np.float32)  # casts go through fp32
     return emit_result(run, "tensor_copy", eng, [(v, m)], val, v.shape, d, mask=m,
-                       producer="nisa.tensor_copy")
+                       producer="nisa.tensor_copy", source=v.tensor)
 
 
 def reciprocal(data, *, dtype=None, mask=None, **kwargs):

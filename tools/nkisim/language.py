@@ -159,7 +159,7 @@ def load(src, *, mask=None, dtype=None, **kwargs) -> Tensor:
     vals = v.read(m) if run.compute else None
     d = _dt.to_dtype(dtype) if dtype is not None else v.dtype
     return emit_result(run, "load", Engine.DMA, [(v, m)], vals, v.shape, d, mask=m,
-                       producer="nl.load", attrs={"api": "nl.load"})
+                       producer="nl.load", attrs={"api": "nl.load"}, source=v.tensor)
 
 
 def store(dst, value, *, mask=None, **kwargs) -> None:
@@ -320,7 +320,7 @@ def copy(src, *, mask=None, dtype=None, **kwargs):
     d = _dt.to_dtype(dtype) if dtype is not None else v.dtype
     engine = Engine.SCALAR if v.tensor.space is PSUM else Engine.VECTOR
     return emit_result(run, "tensor_copy", engine, [(v, m)], val, v.shape, d, mask=m,
-                       producer="nl.copy", attrs={"api": "nl.copy"})
+                       producer="nl.copy", attrs={"api": "nl.copy"}, source=v.tensor)
 
 
 copy.nki_name = "copy"

@@ -134,7 +134,8 @@ class Tensor(_TileOps):
     """A tensor in one memory space. `data` is None in trace-only mode."""
 
     __slots__ = ("tid", "shape", "dtype", "space", "data", "name", "pdim", "scope", "role",
-                 "fresh", "event", "valid", "_written", "producer", "base", "_full")
+                 "fresh", "event", "valid", "_written", "producer", "base", "_full", "root",
+                 "lazy_src")
 
     def __init__(self, run: Run | None, shape, dtype, space: MemorySpace, data, *, name="",
                  pdim=0, role="alloc", valid=None, producer="") -> None:
@@ -145,6 +146,8 @@ class Tensor(_TileOps):
         self.scope = run.scope if (run is not None and not space.is_hbm) else ()
         self.fresh, self.event, self._written = role == "fresh", None, role != "alloc"
         self.base: Tensor | None = None  # the tensor this one reshapes (shares its bytes)
+        self.root = self.tid  # id of the tensor that owns the bytes (reshapes share it)
+        self.lazy_src = None  # `root` of the tensor whose bytes `data` still views (see fresh)
         self._full = None
 
     @property
@@ -189,7 +192,7 @@ class Tensor(_TileOps):
         data = None if self.data is None else self.data.reshape(shape)
         out = Tensor(active(), shape, self.dtype, self.space, data, name=self.name, role=self.role)
         out._written = self._written
-        out.base = self
+        out.base, out.root = self, self.root
         return out
 
     def full_selection(self) -> ix.Selection:
@@ -251,6 +254,13 @@ class View(_TileOps):
         t.written = True
         if t.data is None or value is None:
             return
+        if t.lazy_src is not None:
+            _materialize(t)
+        run = active()
+        if run is not None and run.lazy:
+            for p in run.lazy.pop(t.root, ()):
+                if p.lazy_src is not None:
+                    _materialize(p)
         ix.write(self.sel, t.data, fit(value, self.sel.shape, t.label), mask, t.label)
 
     def access(self, mask=None) -> Access:
@@ -397,23 +407,44 @@ def check_partitions(n: int, what: str) -> None:
                               f"{MAX_PARTITIONS} ({what})", code="err_num_partition_exceed_arch_limit")
 
 
-def fresh(run: Run, shape, dtype, space: MemorySpace, value, *, mask=None, producer="") -> Tensor:
-    """The result tile of an instruction. Masked-out positions stay uninitialised."""
+def _materialize(t: Tensor) -> None:
+    t.data = np.array(t.data)
+    t.lazy_src = None
+
+
+def fresh(run: Run, shape, dtype, space: MemorySpace, value, *, mask=None, producer="",
+          source: Tensor | None = None) -> Tensor:
+    """The result tile of an instruction. Masked-out positions stay uninitialised.
+
+    A pure data movement (load, copy, transpose) may pass `source`: its result then keeps viewing
+    the source's bytes, copied only when someone is about to write them (`View.write`) -- so
+    `t[...] = nl.load(...)` copies once, not twice, and loads of read-only inputs never copy.
+    """
     shape = tuple(shape)
     check_partitions(shape[0] if shape else 1, producer or "instruction result")
     data = None
+    lazy = None
     if run.compute and value is not None:
         value = np.asarray(value)
         if value.shape != shape:
             value = fit(value, shape)
         if mask is None:
             data = value.astype(dtype, copy=False) if value.dtype != dtype else value
-            if not data.flags.writeable or data.base is not None and not data.flags.owndata:
+            if data.base is not None and not data.flags.owndata:
+                if source is None:
+                    data = np.array(data, dtype=dtype)
+                else:
+                    lazy = source.root
+            elif not data.flags.writeable:
                 data = np.array(data, dtype=dtype)
         else:
             data = np.full(shape, dt.fill_value(dtype), dtype=dtype)
             np.copyto(data, value, where=mask, casting="unsafe")
     t = Tensor(run, shape, dtype, space, data, role="fresh", valid=mask, producer=producer)
+    if lazy is not None:
+        t.lazy_src = lazy
+        if source.role != "param":  # immutable inputs are never written: nothing to watch
+            run.lazy.setdefault(lazy, []).append(t)
     run.memory.allocate(t.tid, space.name, tile_bytes_per_partition(shape, 0, dtype),
                         t.label, ("", 0))
     return t
@@ -421,12 +452,12 @@ def fresh(run: Run, shape, dtype, space: MemorySpace, value, *, mask=None, produ
 
 def emit_result(run: Run, op: str, engine: Engine, reads: list, value, shape, dtype, *,
                 mask=None, space: MemorySpace = SBUF, producer: str = "", attrs=None,
-                extra_writes: tuple = (), event_dtype=None) -> Tensor:
+                extra_writes: tuple = (), event_dtype=None, source=None) -> Tensor:
     """Create the fresh result tile of an instruction and append its trace event.
 
     `reads` are (View, mask) pairs of the operands (already read by the caller).
     """
-    out = fresh(run, shape, dtype, space, value, mask=mask, producer=producer)
+    out = fresh(run, shape, dtype, space, value, mask=mask, producer=producer, source=source)
     if run.trace is not None:
         acc = tuple(v.access(m) for v, m in reads)
         w = (full_access(out) if mask is None else as_view(out).access(mask),) + extra_writes
