@@ -239,13 +239,6 @@ def _oob(name, d, lo, hi, n):
             f"exceed dimension size of {n}")
 
 
-def _norm_int(k, n, d, name):
-    k = int(k)
-    if k < 0:
-        k += n
-    return k
-
-
 def select(shape: tuple, key, name: str = "", tile_values=None) -> Selection:
     """Resolve `key` against a tensor of `shape` (no data access; bounds checked lazily)."""
     nd = len(shape)
@@ -337,7 +330,8 @@ def _select_advanced(shape, key, name):
             covered.add(k.axis)
             spans.append((k.start, k.step, k.values.shape[k.axis], True))
         elif isinstance(k, (int, np.integer)):
-            spans.append((_norm_int(k, shape[d], d, name), 1, 1, False))
+            i = int(k)
+            spans.append((i + shape[d] if i < 0 else i, 1, 1, False))
         else:
             fast = False
             break
@@ -392,19 +386,6 @@ def _check_gather(key, shape, valid, name):
         elif not 0 <= a < shape[d]:
             raise SimRuntimeError(_oob(name, d, a, a, shape[d]),
                                   code="err_tensor_access_out_of_bound")
-
-
-def effective_mask(sel: Selection, mask) -> np.ndarray | None:
-    """The mask broadcast to the tile, or None when it masks nothing."""
-    if mask is None:
-        return None
-    m = mask.values if isinstance(mask, Predicate) else np.asarray(mask, dtype=bool)
-    try:
-        m = np.broadcast_to(m, sel.shape)
-    except ValueError as exc:
-        raise SimCompileError(f"mask of shape {m.shape} does not match tile shape {sel.shape}",
-                              code="err_unsupported_mask") from exc
-    return None if m.all() else m
 
 
 def read(sel: Selection, data: np.ndarray, mask: np.ndarray | None, name: str) -> np.ndarray:

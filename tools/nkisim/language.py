@@ -13,27 +13,21 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import operands as _o
-from .alu import ACTIVATIONS, BINARY, activation_fn, binary_op
+from .alu import ACTIVATIONS, BINARY, binary_op
 from .capacity import CAPACITY
-from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e4m3fn, float8_e5m2, float16, float32,
-                     int8, int16, int32, tfloat32, uint8, uint16, uint32)
+from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e4m3fn, float8_e5m2, float16,  # noqa: F401
+                     float32, int8, int16, int32, tfloat32, uint8, uint16, uint32)  # (nl.* names)
 from .errors import SimCompileError, SimUnsupportedError
-from .indexing import Predicate, arange, ds, mgrid
-from .loops import LoopVar, affine_range, sequential_range, static_range
-from .runtime import active, current
-from .tensors import (HBM, OPERATORS, PSUM, SBUF, SHARED_HBM, Tensor, View, allocate, as_view,
-                      emit_result, is_tile, par_dim)
+from .indexing import Predicate, arange, ds, mgrid  # noqa: F401 - nl.arange, nl.ds, nl.mgrid
+from .loops import LoopVar, affine_range, sequential_range, static_range  # noqa: F401 - nl.*
+from .runtime import current
+from .tensors import (HBM, OPERATORS, PSUM, SBUF, SHARED_HBM, Tensor, allocate, as_view,  # noqa: F401
+                      emit_result, is_tile, par_dim)  # par_dim is nl.par_dim
 from .trace import Engine
 
 sbuf, psum, hbm, shared_hbm = SBUF, PSUM, HBM, SHARED_HBM
 private_hbm = HBM
 
-__all__ = [
-    "sbuf", "psum", "hbm", "private_hbm", "shared_hbm", "par_dim", "arange", "mgrid", "ds",
-    "affine_range", "sequential_range", "static_range", "float32", "float16", "bfloat16",
-    "tfloat32", "float8_e4m3", "float8_e4m3fn", "float8_e5m2", "int8", "int16", "int32", "uint8",
-    "uint16", "uint32", "bool_",
-]
 
 
 class tile_size:

@@ -8,9 +8,9 @@ import numpy as np
 from . import dtypes as dt
 from .alu import as_f32
 from .errors import SimCompileError
-from .indexing import Predicate, effective_mask
+from .indexing import Predicate
 from .runtime import Run
-from .tensors import PSUM, SBUF, View, as_view, check_partitions, is_tile
+from .tensors import PSUM, View, as_view, check_partitions, is_tile
 
 SCALARS = (int, float, np.integer, np.floating, bool, np.bool_)
 
@@ -160,5 +160,3 @@ def out_dtype(dtype, *inputs) -> np.dtype:
 def free_size(shape: tuple) -> int:
     return math.prod(shape[1:])
 
-
-__all__ = ["SBUF", "PSUM"]
