@@ -24,6 +24,7 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 
+from accelopt_graph.tools.fork_server import FORK_ENGINES, shared_server
 from accelopt_graph.tools.nkisim.trace import TraceEvent
 from accelopt_graph.tools.trace_wire import TraceFormatError, decode_trace
 
@@ -64,6 +65,9 @@ class SandboxJob:
     trace_cases: frozenset[int] = frozenset()  # cases whose instruction trace comes back
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     env: dict[str, str] = field(default_factory=dict)  # e.g. NEURON_RT_VISIBLE_CORES
+    # how the sandbox process starts: a fresh interpreter ("spawn") or a fork of the pre-warmed
+    # server (tools/fork_server.py); "auto" forks for the engines the server preloads.
+    start: Literal["auto", "spawn", "fork_server"] = "auto"
     # Trusted post-processing on the same machine, before the working directory is deleted:
     # "module:function" called as fn(workdir, job) -> dict (e.g. profiling the device trace).
     observe: str | None = None
@@ -151,6 +155,33 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+def _spawn(workdir: Path, env: dict[str, str], timeout_s: float) -> tuple[int | None, bool]:
+    with open(workdir / "stdout.txt", "wb") as so, open(workdir / "stderr.txt", "wb") as se:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-m", "accelopt_graph.tools.sandbox_child", str(workdir)],
+            cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=so, stderr=se,
+            start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout_s), False
+        except subprocess.TimeoutExpired:
+            return None, True
+        finally:
+            _kill_group(proc)  # the leader is unreaped until wait(): its group id cannot be reused
+            proc.wait()
+
+
+def _fork(workdir: Path, env: dict[str, str], timeout_s: float) -> tuple[int | None, bool]:
+    slot = shared_server().launch(env[_TOKEN_VAR], str(workdir), env)
+    if slot["exited"].wait(timeout=timeout_s):
+        return slot.get("rc"), False
+    try:
+        os.killpg(slot["pid"], signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    slot["exited"].wait(timeout=10)
+    return None, True
+
+
 def _load_array(path: Path, budget: list[int]) -> np.ndarray:
     size = path.stat().st_size
     if size > budget[0]:
@@ -214,20 +245,12 @@ def run_isolated(job: SandboxJob) -> SandboxRun:
                        "file_limit_mb": limits.output_limit_mb},
         }
         (workdir / "job.json").write_text(json.dumps(child_job))
-        with open(workdir / "stdout.txt", "wb") as so, open(workdir / "stderr.txt", "wb") as se:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-m", "accelopt_graph.tools.sandbox_child", str(workdir)],
-                cwd=workdir, env=_child_env(job, token), stdin=subprocess.DEVNULL, stdout=so,
-                stderr=se, start_new_session=True)
-            try:
-                returncode = proc.wait(timeout=limits.timeout_s)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                _kill_group(proc)
-                proc.wait()
-                swept = _sweep(token)
+        launch = _fork if job.start == "fork_server" or (
+            job.start == "auto" and job.engine in FORK_ENGINES) else _spawn
+        try:
+            returncode, timed_out = launch(workdir, _child_env(job, token), limits.timeout_s)
+        finally:
+            swept = _sweep(token)
         wall_s = time.perf_counter() - start
         stderr = _read_tail(workdir / "stderr.txt")
         details: dict[str, Any] = {"stray_processes_killed": swept} if swept else {}
