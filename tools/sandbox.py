@@ -173,7 +173,9 @@ def _spawn(workdir: Path, env: dict[str, str], timeout_s: float) -> tuple[int | 
 def _fork(workdir: Path, env: dict[str, str], timeout_s: float) -> tuple[int | None, bool]:
     slot = shared_server().launch(env[_TOKEN_VAR], str(workdir), env)
     if slot["exited"].wait(timeout=timeout_s):
-        return slot.get("rc"), False
+        if slot.get("rc") is None:
+            raise SandboxFailure("the sandbox fork server exited while a kernel was running")
+        return slot["rc"], False
     try:
         os.killpg(slot["pid"], signal.SIGKILL)
     except ProcessLookupError:

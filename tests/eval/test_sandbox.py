@@ -113,3 +113,13 @@ def test_seccomp_program_is_well_formed_for_each_architecture():
         prog = confine.seccomp_program(machine)
         assert all(len(ins) == 8 for ins in prog)
         assert len(prog) < 64
+
+
+def test_many_concurrent_launches_all_complete():
+    from concurrent.futures import ThreadPoolExecutor
+
+    job = SandboxJob(code="def kernel(a, b):\n    return a - b\n", cases=((X, X),), engine="python",
+                     start="fork_server", limits=SandboxLimits(timeout_s=60))
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        runs = list(pool.map(lambda _: run_isolated(job), range(24)))
+    assert [r.status for r in runs] == ["ok"] * 24
