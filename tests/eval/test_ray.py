@@ -49,3 +49,25 @@ def test_local_pool_and_ray_give_identical_results(ray_executor):
     assert {k: r["status"] for k, r in results["ray"].items()} == {
         "ok": "ok", "incorrect": "incorrect", "mutates": "incorrect",
         "crash": "runtime_error", "rejected": "rejected"}
+
+
+@pytest.mark.slow
+def test_simulator_backend_is_identical_on_ray_and_locally(ray_executor):
+    from pathlib import Path
+
+    from accelopt_graph.nkibench import load_task
+    from accelopt_graph.tools.sim_backend import SimBackend
+
+    attacks = Path(__file__).parent / "adversarial"
+    task = load_task("silu", reduced=True)
+    settings = EvalSettings(seeds=(0, 21), timeout_s=60)
+    kernels = {"baseline": task.baseline_code,
+               **{n: (attacks / f"{n}.py").read_text() for n in ("honest_silu", "partial_write", "forks")}}
+    results = {}
+    for name, executor in (("local", LocalPool(DeviceSlots.cpu_workers(2))), ("ray", ray_executor)):
+        backend = SimBackend(executor=executor)
+        results[name] = {k: backend.evaluate(task, code, settings).model_dump(exclude=VOLATILE)
+                         for k, code in kernels.items()}
+    assert results["local"] == results["ray"]
+    assert results["ray"]["baseline"]["status"] == "ok" and results["ray"]["baseline"]["latency_ms"] > 0
+    assert results["ray"]["partial_write"]["status"] == "incorrect"
