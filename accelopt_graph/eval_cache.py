@@ -42,7 +42,9 @@ class EvalCache:
                            "code_hash TEXT NOT NULL, result TEXT NOT NULL)")
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+        from accelopt_graph.rundir import connect_sqlite
+
+        return connect_sqlite(self.path)
 
     def get(self, task: KernelTask, code: str, settings: EvalSettings) -> EvalResult | None:
         key = cache_key(task, code, settings)

@@ -104,7 +104,9 @@ class LLMCache:
                 db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+        from accelopt_graph.rundir import connect_sqlite
+
+        return connect_sqlite(self.path)
 
     @staticmethod
     def key(role: str, model: str, messages: Sequence[BaseMessage], call_key: str) -> str:

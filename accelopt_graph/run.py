@@ -141,6 +141,11 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
     values: dict[str, Any] = {}
     try:
         async with AsyncSqliteSaver.from_conn_string(str(run.checkpoints)) as saver:
+            await saver.setup()
+            # WAL (set by the saver) + synchronous=NORMAL: a commit survives a killed process, which
+            # is what resume needs; only an OS crash may lose the last steps. FULL would fsync on
+            # every checkpoint write, i.e. several times per LLM call at paper fan-out.
+            await saver.conn.execute("PRAGMA synchronous=NORMAL")
             graph = compile_graph(checkpointer=saver)
             snapshot = await graph.aget_state(config)
             values = dict(snapshot.values or {})
@@ -162,7 +167,11 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
                     elif not _namespace and isinstance(chunk, Mapping):
                         values = dict(chunk)
                         if values.get("iteration") != written_iteration and values.get("history"):
+                            # Once per round: partial artifacts, and the session's wall time so far
+                            # (a killed session keeps the last value).
                             written_iteration = values.get("iteration")
+                            session.wall_s = time.perf_counter() - started
+                            run.write_manifest(manifest)
                             write_artifacts(run, manifest, values, finished=False, plot=False)
                 snapshot = await graph.aget_state(config)
                 values = dict(snapshot.values or values)
