@@ -330,14 +330,6 @@ def engine_choices(ev: TraceEvent) -> list[TraceEvent]:
     return [ev, replace(ev, engine=other)]
 
 
-def _stride_penalty(ev: TraceEvent, spec: HardwareSpec) -> float:
-    # Innermost stride over 16 B halves the SBUF/PSUM port bandwidth (S1, v2).
-    for a in ev.reads + ev.writes:
-        if a.buffer is not Buffer.HBM and a.inner_stride_bytes > spec.strided_access_threshold_bytes:
-            return spec.strided_access_penalty
-    return 1.0
-
-
 @dataclass(frozen=True, slots=True)
 class InstrCost:
     """Engine occupancy (initiation interval) and the extra latency until results are visible."""
@@ -349,15 +341,29 @@ class InstrCost:
 
 def instruction_cost(ev: TraceEvent, spec: HardwareSpec) -> InstrCost:
     """Cost of one compute instruction (not DMA) on `spec`."""
-    if ev.engine in (Engine.DMA, Engine.NONE):
-        raise ValueError(f"instruction_cost: {ev.op!r} on {ev.engine.value} is not a compute "
+    engine = ev.engine
+    if engine is Engine.DMA or engine is Engine.NONE:
+        raise ValueError(f"instruction_cost: {ev.op!r} on {engine.value} is not a compute "
                          "instruction; DMA transfers are timed by dma_cost")
-    track = ev.engine.value
+    track = engine._value_  # plain attribute: Enum.value is a slow descriptor in CPython
     clock = spec.clock_hz(track)
-    cycles = _rule_for(ev)(ev, spec) * _stride_penalty(ev, spec)
-    accesses = sum(1 for a in ev.reads + ev.writes if a.buffer is not Buffer.HBM)
-    if ev.engine is Engine.TENSOR:
-        accesses -= sum(1 for a in ev.reads if a.buffer is Buffer.PSUM)  # near-memory accumulate (S1)
+    accesses, penalty = 0, 1.0
+    hbm, psum, threshold = Buffer.HBM, Buffer.PSUM, spec.strided_access_threshold_bytes
+    pe = engine is Engine.TENSOR
+    for a in ev.reads:
+        if a.buffer is hbm or (pe and a.buffer is psum):  # PE accumulate is near-memory (S1)
+            continue
+        accesses += 1
+        if a.inner_stride_bytes > threshold:
+            penalty = spec.strided_access_penalty
+    for a in ev.writes:
+        if a.buffer is hbm:
+            continue
+        accesses += 1
+        if a.inner_stride_bytes > threshold:
+            penalty = spec.strided_access_penalty
+    # Innermost stride over 16 B halves the SBUF/PSUM port bandwidth (S1, v2).
+    cycles = _rule_for(ev)(ev, spec) * penalty
     # ~60 cycles per SBUF/PSUM access request (S1), partly hidden by instruction-level parallelism:
     # the exposed share occupies the engine, the rest and the ~100-cycle static overhead are latency
     # that only a dependent instruction waits for (S1, S6). A dependent chain pays all of it.
@@ -930,6 +936,8 @@ class _Scheduler:
         self.last_write_end: dict[int, float] = {}  # tensor -> end of its latest write (spills)
         self.saved_end: dict[int, float] = {}
         self.psum = _PsumBanks(spec)
+        self.last_access: dict[int, int] = {}
+        self.last_write: dict[int, int] = {}
 
     # -- dependencies ------------------------------------------------------------------------
     def _state(self, tid: int) -> _TensorState:
@@ -969,13 +977,30 @@ class _Scheduler:
                 ready = rvalues[rreg]
         return ready
 
-    def record(self, ev_reads: Sequence[Access], ev_writes: Sequence[Access], end: float,
+    def plan(self, trace: Sequence[TraceEvent]) -> None:
+        """Note each tensor's last access and last write: state nobody will consult is not kept."""
+        for i, ev in enumerate(trace):
+            for a in ev.reads:
+                self.last_access[a.tensor_id] = i
+            for a in ev.writes:
+                self.last_access[a.tensor_id] = i
+                self.last_write[a.tensor_id] = i
+        self.psum.plan(trace)
+
+    def record(self, index: int, ev_reads: Sequence[Access], ev_writes: Sequence[Access], end: float,
                issue_end: float, track: str) -> None:
+        last_write, last_access = self.last_write, self.last_access
         for a in ev_reads:
+            if last_write.get(a.tensor_id, -1) <= index:
+                continue  # never written again: no WAR dependency can refer to this read
             st = self._state(a.tensor_id)
             if st.reads.get(a.region, -1.0) < end:
                 st.reads[a.region] = end
         for a in ev_writes:
+            if self.last_write_end.get(a.tensor_id, 0.0) < end:
+                self.last_write_end[a.tensor_id] = end
+            if last_access.get(a.tensor_id, -1) <= index:
+                continue  # never touched again
             st = self._state(a.tensor_id)
             region = a.region
             if st.writes:
@@ -983,7 +1008,6 @@ class _Scheduler:
             if st.reads:
                 st.reads.remove_covered(region)
             st.writes[region] = (end, issue_end, track)
-            self.last_write_end[a.tensor_id] = max(self.last_write_end.get(a.tensor_id, 0.0), end)
 
     def seq_barrier(self, ev: TraceEvent) -> float:
         barrier = 0.0
@@ -1012,12 +1036,16 @@ class _Scheduler:
         if len(placements) > 1:
             # The compiler places engine-agnostic work (observed, trainium.md §5.4.6): take the engine
             # that finishes the instruction first.
-            ev = min(placements, key=lambda p: (
-                self._slot(p, ready, instruction_cost(p, self.spec).busy_s)
-                + instruction_cost(p, self.spec).busy_s))
-        cost = instruction_cost(ev, self.spec)
+            options = []
+            for p in placements:
+                c = instruction_cost(p, self.spec)
+                start = self._slot(p, ready, c.busy_s)
+                options.append((start + c.busy_s, len(options), p, c, start))
+            _, _, ev, cost, start = min(options)
+        else:
+            cost = instruction_cost(ev, self.spec)
+            start = self._slot(ev, ready, cost.busy_s)
         track = cost.track
-        start = self._slot(ev, ready, cost.busy_s)
         self.engines[track].reserve(start, cost.busy_s)
         for p in self._ports(ev, track):
             p.reserve(start, cost.busy_s)
@@ -1032,7 +1060,8 @@ class _Scheduler:
         """Earliest start at or after `ready` where the engine (and, on trn1, its shared SBUF/PSUM
         port, S1) is idle for `busy`. Like the compiler's static schedule, a later instruction may
         fill an idle gap its engine left while waiting for an earlier one's operands."""
-        resources = [self.engines[ev.engine.value]] + self._ports(ev, ev.engine.value)
+        track = ev.engine._value_
+        resources = [self.engines[track]] + self._ports(ev, track)
         start = ready
         for _ in range(16):
             t = start
@@ -1129,12 +1158,12 @@ def estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec | str = "tr
         spec = get_spec(spec)
     plan = spill_plan(trace, spec)
     sch = _Scheduler(spec)
-    sch.psum.plan(trace)
+    sch.plan(trace)
     makespan = 0.0
     for i, ev in enumerate(trace):
         if ev.engine is Engine.NONE:
             continue
-        track = ev.engine.value
+        track = ev.engine._value_
         ready = sch.seq_barrier(ev)
         if ev.engine is not Engine.DMA:
             ready = max(ready, sch.psum.ready(ev, i))
@@ -1155,7 +1184,7 @@ def estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec | str = "tr
             issue_end = end
         else:
             track, end, issue_end = sch.run_compute(ev, i, ready)
-        sch.record(ev.reads, ev.writes, end, issue_end, track)
+        sch.record(i, ev.reads, ev.writes, end, issue_end, track)
         sch.seq_done(ev, end)
         sch.psum.done(ev, end)
         if end > makespan:
