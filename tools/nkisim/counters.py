@@ -61,8 +61,7 @@ def compute_counters(trace: Sequence[TraceEvent], breakdown: LatencyBreakdown,
     """The summary counters of one simulated run, with neuron-profile's field names."""
     c = dict.fromkeys(("hbm_read_bytes", "hbm_write_bytes", "sbuf_read_bytes", "sbuf_write_bytes",
                        "psum_read_bytes", "psum_write_bytes", "hardware_flops", "transpose_flops"), 0.0)
-    instr_count = dict.fromkeys(("tensor", "vector", "scalar", "gpsimd"), 0)
-    matmuls = activates = 0
+    matmuls = 0
     evictions = eviction_bytes = 0.0
     for ev in trace:
         if ev.engine is Engine.NONE:
@@ -77,7 +76,6 @@ def compute_counters(trace: Sequence[TraceEvent], breakdown: LatencyBreakdown,
                 if key:
                     c[key] += a.nbytes
             continue
-        instr_count[ev.engine.value] += 1
         fp32_pe = ev.engine is Engine.TENSOR and str(ev.dtype).lower() in ("float32", "fp32")
         psum_in = False
         for a in ev.reads:
@@ -100,7 +98,6 @@ def compute_counters(trace: Sequence[TraceEvent], breakdown: LatencyBreakdown,
         c["hardware_flops"] += hw
         c["transpose_flops"] += tr
         matmuls += ev.engine is Engine.TENSOR and ev.op in _PE_MATMUL_OPS
-        activates += ev.engine is Engine.SCALAR
     spill = breakdown.spill
     c["hbm_read_bytes"] += spill.reload_bytes
     c["hbm_write_bytes"] += spill.save_bytes
@@ -119,11 +116,12 @@ def compute_counters(trace: Sequence[TraceEvent], breakdown: LatencyBreakdown,
     for engine in ("tensor", "vector", "scalar", "gpsimd"):
         active = breakdown.engine_active_s.get(engine, 0.0)
         c[f"{engine}_engine_active_time_percent"] = min(1.0, active / total) if total else 0.0
-        c[f"{engine}_engine_instruction_count"] = float(instr_count[engine])
+        # Counted where the schedule ran them (engine-agnostic ops may have moved, perf_model).
+        c[f"{engine}_engine_instruction_count"] = float(breakdown.engine_instructions.get(engine, 0))
         c[f"{engine}_active_time"] = active
         c[f"{engine}_instruction_time"] = breakdown.engine_busy_s.get(engine, 0.0)
     c["matmul_instruction_count"] = float(matmuls)
-    c["activate_instruction_count"] = float(activates)
+    c["activate_instruction_count"] = float(breakdown.engine_instructions.get("scalar", 0))
     c["psum_read_sbuf_write_count"] = evictions
     c["psum_read_sbuf_write_bytes"] = eviction_bytes
     dma = breakdown.dma
