@@ -134,9 +134,15 @@ def connect_sqlite(path: Path, *, timeout_s: float = 30.0) -> sqlite3.Connection
     (rollback journal, FULL) cost ~20 ms per LLM call here (benchmarks/graph_overhead.py).
     """
     db = sqlite3.connect(path, timeout=timeout_s)
-    db.execute("PRAGMA journal_mode=WAL")
+    key = str(Path(path).resolve())
+    if key not in _WAL_FILES:  # the journal mode is stored in the file: switch it once per process
+        db.execute("PRAGMA journal_mode=WAL")
+        _WAL_FILES.add(key)
     db.execute("PRAGMA synchronous=NORMAL")
     return db
+
+
+_WAL_FILES: set[str] = set()
 
 
 def _atomic_write(path: Path, text: str) -> None:
