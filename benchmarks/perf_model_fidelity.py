@@ -22,14 +22,17 @@ import numpy as np
 
 from accelopt_graph.tools.nkisim import load_module, profile_kernel
 
-# Kernel argument shapes, read off each upstream kernel's indexing (upstream passes pre-tiled arrays).
-INPUT_SHAPES: dict[str, list[tuple[int, ...]]] = {
+# Kernel arguments, read off each upstream kernel's indexing (upstream passes pre-tiled arrays):
+# a shape for an array argument, a float for a scalar one.
+INPUT_SHAPES: dict[str, list[tuple[int, ...] | float]] = {
     "silu": [(128, 32, 7168)],
     "adamw": [(10944, 2048)] * 4,
     "rmsnorm_matmul": [(32, 128, 1024), (8, 128, 2048)],
     "transpose_matmul": [(128, 16, 4096), (128, 16, 10944)],
     "bmm": [(16, 4096, 64), (16, 64, 4096)],
     "matmul": [(32, 128, 40, 128), (40, 128, 12288)],
+    "rope_single_freq_apply": [(128, 64 * 4096), (64, 64 * 4096), (64, 64 * 4096)],
+    "add_rmsnorm_matmul": [(4096, 1024), (1024, 2048), 1e-6, (4096, 1024), (1024,)],
 }
 
 
@@ -56,8 +59,8 @@ def main() -> None:
         file, ms = measured[name]
         kernel = load_module(args.accelopt / "NKIBench/kernels" / file).kernel
         t0 = time.perf_counter()
-        _, p = profile_kernel(kernel, *[np.zeros(s, np.float32) for s in INPUT_SHAPES[name]],
-                              hardware="trn1", trace_only=True)
+        inputs = [s if isinstance(s, float) else np.zeros(s, np.float32) for s in INPUT_SHAPES[name]]
+        _, p = profile_kernel(kernel, *inputs, hardware="trn1", trace_only=True)
         err = p.latency_ms / ms - 1
         errors.append(abs(err))
         print(f"{name:18s} {p.latency_ms:12.3f} {ms:12.3f} {100 * err:+7.1f}%  {p.bottleneck}"
