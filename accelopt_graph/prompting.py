@@ -89,9 +89,27 @@ def _num(value: float | None) -> str:
     return f"{value:.6g}"
 
 
+# Knowledge packs by the name a backend gives (`hardware_info(hw)["knowledge_pack"]`): a template in
+# prompts/knowledge/ and its hardware facts (trainium.md §1.1 per NeuronCore; trn2 HBM per
+# nkibench.md's 2.9 TB/s / 8 cores).
+KNOWLEDGE_PACKS: dict[str, tuple[str, dict[str, str]]] = {
+    "trn1-nki-legacy": ("nki-legacy", {"hardware": "Trainium (trn1, NeuronCore-v2)", "sbuf": "24 MiB",
+                                       "sbuf_partition": "192 KiB", "hbm": "410 GB/s",
+                                       "fp32_flops": "23 TFLOPS"}),
+    "trn2-nki-legacy": ("nki-legacy", {"hardware": "Trainium2 (trn2, NeuronCore-v3)", "sbuf": "28 MiB",
+                                       "sbuf_partition": "224 KiB", "hbm": "360 GB/s",
+                                       "fp32_flops": "20 TFLOPS"}),
+}
+KNOWLEDGE_PACKS["nki"] = KNOWLEDGE_PACKS["trn1-nki-legacy"]
+
+
 def knowledge_pack(name: str) -> str:
-    """Return the hardware knowledge pack `prompts/knowledge/<name>.md` (e.g. "nki")."""
-    return template(f"knowledge/{name}")
+    """Return the knowledge pack a backend names (e.g. "trn1-nki-legacy"), rendered for its hardware."""
+    if name not in KNOWLEDGE_PACKS:
+        raise PromptError(f"unknown knowledge pack {name!r}; known: {sorted(KNOWLEDGE_PACKS)} "
+                          "(accelopt_graph.prompting.KNOWLEDGE_PACKS)")
+    template_name, facts = KNOWLEDGE_PACKS[name]
+    return render(f"knowledge/{template_name}", **facts)
 
 
 _ENGINE_FIELDS = {

@@ -43,6 +43,8 @@ class OptimizerState(TypedDict, total=False):
     experiences_added: Annotated[list[str], operator.add]
     plans: Annotated[list[Plan], operator.add]  # this round
     samples: Annotated[list[Candidate], operator.add]  # this round, after fixing
+    dispatched: int  # execute branches sent this round; `digest` waits until all have reported
+    skipped: Annotated[int, operator.add]  # branches that ended without a sample (budget spent)
     experiences: Annotated[list[Experience], operator.add]  # summarized this round, not yet stored
 
 

@@ -46,7 +46,7 @@ async def execute(state: ExecuteBranch, runtime: Runtime[OptimizerContext]) -> C
     outcome = await call_role(ctx, "executor", messages_for(render("executor_system", knowledge=ctx.knowledge), user),
                               call_key=sid, iteration=iteration, parse=extract_for(ctx, ctx.kernel_name_of(parent.code)))
     if outcome.error.startswith("skipped"):
-        return Command(update={"ledger": list(outcome.calls)}, goto="digest")
+        return Command(update={"ledger": list(outcome.calls), "skipped": 1}, goto="digest")
     code = outcome.value
     cached = False
     if code is None:

@@ -16,7 +16,7 @@ from accelopt_graph.search.plans import merge_duplicate_plans
 from accelopt_graph.search.stopping import stop_reason
 from accelopt_graph.state import CandidateBranch, ExecuteBranch, OptimizerState, SummarizeBranch
 from accelopt_graph.tools.backend import normalized_code_hash
-from accelopt_graph.types import Candidate, ExperiencePair, speedup
+from accelopt_graph.types import Candidate, ExperiencePair, Plan, speedup
 
 BASELINE_ID = "baseline"
 
@@ -50,13 +50,19 @@ def route_to_candidates(state: OptimizerState) -> list[Send] | Literal["__end__"
             for rank, c in enumerate(state["beam"])]
 
 
+def executable(plans: list[Plan]) -> list[Plan]:
+    """Return the plans that get executor samples: parsed and not merged into another plan."""
+    return sorted((p for p in plans if p.ok and p.merged_into is None), key=lambda p: (p.rank, p.index))
+
+
 async def dispatch_plans(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> dict:
-    """Join the round's plans and merge near-duplicates of one candidate (project default)."""
+    """Join the round's plans, merge near-duplicates of one candidate (project default), and record
+    how many execute branches the round sends (the digest's barrier)."""
     search = runtime.context.settings.search
     plans = state.get("plans") or []
-    if not search.dedup_plans:
-        return {}
-    return {"plans": Overwrite(merge_duplicate_plans(plans, threshold=search.plan_similarity))}
+    if search.dedup_plans:
+        plans = merge_duplicate_plans(plans, threshold=search.plan_similarity)
+    return {"plans": Overwrite(plans), "dispatched": len(executable(plans)) * search.samples_per_plan}
 
 
 def route_to_samples(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> list[Send] | Literal["digest"]:
@@ -65,8 +71,7 @@ def route_to_samples(state: OptimizerState, runtime: Runtime[OptimizerContext]) 
     beam = state["beam"]
     sends = [Send("execute", ExecuteBranch(candidate=beam[p.rank], rank=p.rank, iteration=state["iteration"],
                                            plan=p, sample_index=s))
-             for p in sorted(state.get("plans") or [], key=lambda p: (p.rank, p.index))
-             if p.ok and p.merged_into is None for s in range(k)]
+             for p in executable(state.get("plans") or []) for s in range(k)]
     return sends or "digest"
 
 
@@ -89,10 +94,17 @@ def experience_pairs(beam: list[Candidate], samples: list[Candidate], *, top_k: 
 
 
 async def digest(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> Command[Literal["summarize", "update_memory"]]:
-    """Join the round (deferred until every branch is done), record it, and summarize its pairs."""
+    """Join the round, record it, and summarize its pairs.
+
+    LangGraph's `defer` postpones this node only past the tasks of the current step, so a branch
+    still in its fixer chain can trigger it early; it then waits (no update, no successor) until
+    every dispatched branch has reported a sample or a skip.
+    """
     ctx = runtime.context
     search = ctx.settings.search
     samples = sorted(state.get("samples") or [], key=lambda c: c.order)
+    if len(samples) + state.get("skipped", 0) < state.get("dispatched", 0):
+        return Command(goto=[])
     update: dict = {"history": samples}
     if ctx.ledger.stop_reason() is not None or search.top_k == 0:
         return Command(update=update, goto="update_memory")
@@ -132,4 +144,5 @@ async def select(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> d
               "usd_total": ctx.ledger.spent.usd, "beam": [c.id for c in beam], "stop_reason": reason})
     return {"beam": beam, "best": best, "rounds_without_improvement": stale, "stop_reason": reason,
             "iteration": iteration if reason else iteration + 1, "elapsed_s": wall_s,
-            "plans": Overwrite([]), "samples": Overwrite([]), "experiences": Overwrite([])}
+            "plans": Overwrite([]), "samples": Overwrite([]), "experiences": Overwrite([]), "skipped": Overwrite(0),
+            "dispatched": 0}

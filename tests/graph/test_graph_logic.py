@@ -121,3 +121,24 @@ def test_failed_samples_go_to_the_fixer_and_keep_the_chain(tmp_path, marker_task
     assert fixed_samples and all(c.is_correct and c.latency_ms == 7.0 for c in fixed_samples)
     assert fixed_samples[0].fix_chain[0].status.value == "ok"
     assert out["best"].latency_ms == 7.0 and any(c.role == "fixer" for c in out["ledger"])
+
+
+def test_round_waits_for_fixer_chains_of_any_length(tmp_path, marker_task):
+    """A branch two fixer hops deep must not let the round's digest run early (or twice)."""
+    models = marker_models()
+    broken = "```python\n@nki.jit\ndef kernel(x):\n    LATENCY_MS = {}  # BROKEN\n    return x\n```"
+    scripted = type(models["executor"])
+    models["planner"] = scripted(rules=[("proposal 1 of", '{"title": "Risky rewrite", "change": "tricky"}'),
+                                        ("proposal 2 of", '{"title": "Safe rewrite", "change": "simple"}')])
+    models["executor"] = scripted(rules=[
+        ("Title: Risky rewrite", broken.format(1.0)),
+        ("Title: Safe rewrite", "```python\n@nki.jit\ndef kernel(x):\n    LATENCY_MS = 9.0\n    return x\n```")])
+    models["fixer"] = scripted(rules=[
+        ("LATENCY_MS = 1.0  # BROKEN", broken.format(2.0)),
+        ("LATENCY_MS = 2.0  # BROKEN", "```python\n@nki.jit\ndef kernel(x):\n    LATENCY_MS = 7.0\n    return x\n```")])
+    ctx = make_context(small_settings(tmp_path, iterations=1, fixer_steps=2), marker_task, models=models,
+                       backend=MarkerBackend(), store=NullExperienceStore(), run_dir=tmp_path / "run")
+    out, events = run(ctx, marker_task)
+    assert [e["iteration"] for e in events if e["event"] == "iteration_done"] == [0, 1]
+    assert sorted(len(c.fix_chain) for c in out["history"] if c.iteration == 0 and c.parent_id) == [0, 0, 2, 2]
+    assert out["best"].latency_ms == 7.0

@@ -83,3 +83,13 @@ def test_parse_summary():
     s = parse_summary("**Fuse passes**\nOne pass.\nOriginal:\n```python\na\n```\nOptimized:\n```python\nb\n```")
     assert (s.title, s.description, s.snippet_before, s.snippet_after) == ("Fuse passes", "One pass.", "a", "b")
     assert parse_summary("No optimization found") is None
+
+
+@pytest.mark.parametrize("name", ["trn1-nki-legacy", "trn2-nki-legacy"])
+def test_knowledge_packs_render_their_hardware(name):
+    from accelopt_graph.prompting import knowledge_pack
+
+    text = knowledge_pack(name)
+    assert ("24 MiB" in text) == (name == "trn1-nki-legacy") and "{" not in text
+    with pytest.raises(PromptError, match="unknown knowledge pack"):
+        knowledge_pack("tpu")

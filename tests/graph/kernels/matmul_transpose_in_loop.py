@@ -1,4 +1,4 @@
-"""Matmul variant that is slower: the lhs block is transposed inside the K loop for every output slice."""
+"""Matmul variant that is slower: each lhs block is transposed again next to every matmul, rhs tiles reloaded."""
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl

@@ -1,4 +1,4 @@
-"""SiLU variant that is slower: fused, but 256-wide tiles (more, smaller DMAs and instructions)."""
+"""SiLU rewrite 2: fused, with 256-wide tiles, so more tiles are in flight and DMA overlaps compute."""
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl

@@ -1,4 +1,4 @@
-"""The slower variant with a bug for the fixer: the tile loop misses the last tile (output incomplete)."""
+"""SiLU variant that is slower than the fused kernel: sigmoid on ScalarE, then a multiply on VectorE."""
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
@@ -8,10 +8,11 @@ import neuronxcc.nki.language as nl
 def kernel(x):
     P, R, N = x.shape
     out = nl.ndarray((P, R, N), dtype=x.dtype, buffer=nl.shared_hbm)
-    TILE = 256
+    TILE = 1024 if N % 1024 == 0 else 512
     for j in nl.affine_range(R):
-        for c in nl.affine_range(N // TILE - 1):
+        for c in nl.affine_range(N // TILE):
             xt = nl.load(x[:, j, c * TILE:(c + 1) * TILE])
-            y = nisa.activation(op=nl.silu, data=xt)
+            s = nisa.activation(op=nl.sigmoid, data=xt)
+            y = nl.multiply(xt, s)
             nl.store(out[:, j, c * TILE:(c + 1) * TILE], value=y)
     return out
