@@ -239,6 +239,17 @@ def _oob(name, d, lo, hi, n):
             f"exceed dimension size of {n}")
 
 
+_FULL_SELECTIONS: dict = {}
+
+
+def full_selection(shape: tuple) -> Selection:
+    """The selection of a whole tensor: depends on the shape only, so shared."""
+    sel = _FULL_SELECTIONS.get(shape)
+    if sel is None:
+        sel = _FULL_SELECTIONS[shape] = select(shape, None)
+    return sel
+
+
 def select(shape: tuple, key, name: str = "", tile_values=None) -> Selection:
     """Resolve `key` against a tensor of `shape` (no data access; bounds checked lazily)."""
     nd = len(shape)

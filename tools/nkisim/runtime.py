@@ -46,6 +46,7 @@ class Run:
         self.loop_reduce: dict = {}
         self.constants: dict = {}
         self.flagged_sites: set = set()
+        self.access_cache: dict = {}  # (tensor id, spans) -> Access (frozen, shareable)
         self.lazy: dict[int, list] = {}  # tensor root -> fresh tiles still viewing its bytes
         self._ids = 0
 

@@ -197,7 +197,7 @@ class Tensor(_TileOps):
 
     def full_selection(self) -> ix.Selection:
         if self._full is None:
-            self._full = ix.select(self.shape, None)
+            self._full = ix.full_selection(self.shape)
         return self._full
 
     def __repr__(self) -> str:
@@ -265,8 +265,23 @@ class View(_TileOps):
 
     def access(self, mask=None) -> Access:
         t = self.tensor
-        if mask is None and self.key is None:
-            return full_access(t)
+        if mask is None:
+            if self.key is None:
+                return full_access(t)
+            spans = self.sel.spans
+            run = active()
+            if spans is not None and run is not None:
+                # the same box of the same tensor: the same (frozen) Access
+                cache = run.access_cache
+                ckey = (t.tid, spans)
+                acc = cache.get(ckey)
+                if acc is None:
+                    acc = cache[ckey] = self._access(None)
+                return acc
+        return self._access(mask)
+
+    def _access(self, mask) -> Access:
+        t = self.tensor
         sel = self.sel
         shape = sel.shape
         parts = shape[0] if shape else 1
@@ -482,13 +497,14 @@ def assign(dst: View, value, *, op: str | None = None) -> None:
     run.memory.touch(t.tid)
     sel = dst.sel
     if is_tile(value):
+        if value.__class__ is Tensor and value.fresh and (
+                op is None or (op == "add" and t.space is PSUM and
+                               value.producer in _ACCUMULATE_INTO_PSUM)):
+            fit_shape(value.shape, sel.shape, t.name)
+            _retarget(run, dst, value, accumulate=op is not None)
+            return
         src = as_view(value)
         fit_shape(src.shape, sel.shape, t.name)
-        v = value if isinstance(value, Tensor) else None
-        if v is not None and v.fresh and (op is None or (op == "add" and t.space is PSUM and
-                                                          v.producer in _ACCUMULATE_INTO_PSUM)):
-            _retarget(run, dst, v, accumulate=op is not None)
-            return
         src.check_scope(run)
         run.memory.touch(src.tensor.tid)
         cur = dst.read() if op is not None and run.compute else None
@@ -540,9 +556,8 @@ def _retarget(run: Run, dst: View, v: Tensor, *, accumulate: bool) -> None:
         dst.write(vals, mask)
     t.written = True
     if run.trace is not None and v.event is not None:
+        # The event was appended by this run a moment ago and nobody has seen it yet: rewrite it
+        # in place rather than rebuilding a frozen TraceEvent.
         ev = run.trace[v.event]
-        attrs = dict(ev.attrs)
-        attrs["accumulate"] = accumulate
-        writes = (dst.access(mask),) + ev.writes[1:]
-        run.trace[v.event] = type(ev)(ev.op, ev.engine, ev.reads, writes, ev.dtype, ev.partitions,
-                                      ev.free_size, ev.loops, ev.line, ev.file, attrs)
+        ev.attrs["accumulate"] = accumulate
+        object.__setattr__(ev, "writes", (dst.access(mask),) + ev.writes[1:])
