@@ -34,7 +34,7 @@ class MemoryConfig(BaseModel):
     namespace: str = ""  # extra prefix (team, project) in front of the hardware/backend namespace
     candidate_pool: int = Field(default=64, ge=1)  # nearest neighbours MMR chooses from
     min_polarity_share: float = Field(default=0.25, ge=0.0, le=0.5)  # of k, per polarity, when both exist
-    min_relevance: float = Field(default=0.0, ge=-1.0, le=1.0)  # cosine floor: unrelated items are not shown
+    min_relevance: float = Field(default=-1.0, ge=-1.0, le=1.0)  # cosine floor (-1: none); unrelated items stay out
     score_half_life_days: float = Field(default=30.0, gt=0)  # recency decay of the "score" eviction
 
     @model_validator(mode="after")

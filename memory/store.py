@@ -197,7 +197,8 @@ class ChromaExperienceStore:
             return []
         vectors = np.asarray([e for _, _, e in rows], dtype=np.float32)
         relevance = vectors @ q
-        keep = relevance >= self.config.min_relevance
+        floor = self.config.min_relevance
+        keep = relevance >= floor if floor > -1.0 else np.ones(len(relevance), dtype=bool)  # -1: no floor
         if not keep.any():
             return []
         items = [_decode(m) for (_, m, _), kept in zip(rows, keep) if kept]

@@ -171,8 +171,8 @@ def test_relevance_floor_keeps_unrelated_items_out_of_the_prompt(tmp_path):
     items = [make_experience(i=0, plan="a"), make_experience("silu", i=1, plan="b")]
     query = RetrievalQuery(task="matmul", code=KERNELS["matmul"], bottleneck="matmul transpose_x")
     relevance = {}
-    for floor in (0.0, 0.5):
+    for floor in (-1.0, 0.5):
         store = open_store(MemoryConfig(path=tmp_path / f"m{floor}", embedding="hashing:256", min_relevance=floor))
         store.add(items)
         relevance[floor] = [i.task for i in store.retrieve(query, 4)]
-    assert sorted(relevance[0.0]) == ["matmul", "silu"] and relevance[0.5] == ["matmul"]
+    assert sorted(relevance[-1.0]) == ["matmul", "silu"] and relevance[0.5] == ["matmul"]
