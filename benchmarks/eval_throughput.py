@@ -49,23 +49,29 @@ def noop_overhead(runs: int) -> list[float]:
 
 
 def in_process_seconds(task, code: str, settings: EvalSettings, tmp: str) -> float:
-    """The same cases simulated and timed in this process: what the sandbox adds to."""
+    """The same cases simulated, checked and timed in this process: what the sandbox adds to."""
     from pathlib import Path
 
     from accelopt_graph.tools.nkisim.frontend import load_module
     from accelopt_graph.tools.nkisim.interpreter import run_kernel
     from accelopt_graph.tools.nkisim.profile import profile_trace
+    from accelopt_graph.tools.checks import check_case
+    from accelopt_graph.tools.sandbox_child import array_digest
     from accelopt_graph.tools.evaluation import plan_cases
 
     path = Path(tmp) / "baseline_kernel.py"
     path.write_text(code)
     plan = plan_cases(task, settings.seeds)
-    inputs = [task.kernel_inputs(s, c) for s, c in plan.pairs]
     start = time.perf_counter()
     kernel = load_module(path).kernel
-    for i, args in enumerate(inputs):
-        _, trace = run_kernel(kernel, list(args), collect_trace=i == plan.timed,
-                              hardware=settings.hardware)
+    for i, (seed, case) in enumerate(plan.pairs):
+        args = task.kernel_inputs(seed, case)
+        outputs, trace = run_kernel(kernel, list(args), collect_trace=i == plan.timed,
+                                    hardware=settings.hardware)
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        verdict = check_case(outputs=outputs, reference=task.reference_outputs(seed, case),
+                             inputs_sent=args, input_digests=[array_digest(a) for a in args], rtol=task.rtol, label=str(seed))
+        assert verdict.ok, verdict.error
         if i == plan.timed:
             profile_trace(trace, hardware=settings.hardware)
     return time.perf_counter() - start
@@ -110,8 +116,8 @@ def main() -> None:
     print("|---|---|")
     print(f"| no-op kernel through the sandbox (median of {len(walls)}) | {statistics.median(walls):.3f} |")
     print(f"| full evaluation, sandboxed (median of 3) | {sandboxed:.3f} |")
-    print(f"| same simulation + perf model in-process (median of 3) | {inproc:.3f} |")
-    print(f"| sandbox + checking overhead per evaluation | {sandboxed - inproc:.3f} |")
+    print(f"| same inputs + simulation + checks + perf model in-process (median of 3) | {inproc:.3f} |")
+    print(f"| sandbox overhead per evaluation (difference) | {sandboxed - inproc:.3f} |")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from accelopt_graph.tools.nkisim.trace import Buffer, TraceEvent
+from accelopt_graph.tools.sandbox_child import array_digest
 
 _CHUNK = 1 << 18  # elements per float64 chunk: 2 MiB temporaries, mostly cache-resident
 
@@ -40,20 +41,16 @@ def rel_l2(out: np.ndarray, ref: np.ndarray) -> float:
     return math.sqrt(err_sq) / math.sqrt(ref_sq) if ref_sq > 0 else math.sqrt(err_sq)
 
 
-def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    # bitwise, so NaN == NaN and -0 != +0: any change to an input counts
-    return np.array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint8),
-                          np.ascontiguousarray(b).reshape(-1).view(np.uint8))
-
-
 def check_case(*, outputs: Sequence[np.ndarray], reference: Sequence[np.ndarray],
-               inputs_sent: Sequence[object], inputs_after: Sequence[np.ndarray], rtol: float,
+               inputs_sent: Sequence[object], input_digests: Sequence[str], rtol: float,
                label: str) -> CaseVerdict:
-    """Check one case: inputs untouched, outputs of the right count/dtype/size, rel L2 < rtol."""
-    for i, (sent, seen) in enumerate(zip(inputs_sent, inputs_after)):
-        if not _same_bits(np.asarray(sent), np.asarray(seen)):
+    """Check one case: inputs untouched, outputs of the right count/dtype/size, rel L2 < rtol.
+
+    `input_digests` are `array_digest`s of the inputs as the kernel's process saw them after
+    the run; they must match digests of what was sent (bitwise: any change counts).
+    """
+    for i, (sent, seen) in enumerate(zip(inputs_sent, input_digests, strict=True)):
+        if array_digest(sent) != seen:
             return CaseVerdict(False, error=f"{label}: the kernel modified input {i}; kernel inputs "
                                             "are read-only (write results to a new output tensor)")
     if len(outputs) != len(reference):

@@ -107,7 +107,7 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
     worst = 0.0
     for (seed, case), sent, case_run in zip(plan.pairs, inputs, run.cases):
         verdict = check_case(outputs=case_run.outputs, reference=task.reference_outputs(seed, case),
-                             inputs_sent=sent, inputs_after=case_run.inputs_after, rtol=task.rtol,
+                             inputs_sent=sent, input_digests=case_run.input_digests, rtol=task.rtol,
                              label=_label(seed, case))
         if not verdict.ok:
             return result(EvalStatus.INCORRECT, error=verdict.error, rel_l2=verdict.rel_l2)

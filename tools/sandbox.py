@@ -81,7 +81,7 @@ class CaseRun:
     status: RunStatus
     error: str = ""
     outputs: tuple[np.ndarray, ...] = ()
-    inputs_after: tuple[np.ndarray, ...] = ()
+    input_digests: tuple[str, ...] = ()  # the kernel's view of its inputs after the run
     trace: tuple[TraceEvent, ...] | None = None
 
 
@@ -130,6 +130,16 @@ def _write_inputs(workdir: Path, cases: Sequence[Sequence[Any]]) -> list[list[di
             row.append({"file": name, "scalar": scalar})
         specs.append(row)
     return specs
+
+
+def _scratch_dir(job: SandboxJob) -> str | None:
+    """Prefer memory-backed /dev/shm for the working directory when it has room to spare."""
+    need = 4 * sum(np.asarray(v).nbytes for case in job.cases for v in case) + (64 << 20)
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if st.f_bavail * st.f_frsize > need and os.access("/dev/shm", os.W_OK) else None
 
 
 def _sweep(token: str) -> int:
@@ -210,14 +220,15 @@ def _collect(workdir: Path, job: SandboxJob) -> tuple[list[CaseRun], dict]:
             continue
         outputs = tuple(_load_array(out / f"c{i}_o{j}.npy", budget)
                         for j in range(int(entry["n_outputs"])))
-        inputs_after = tuple(_load_array(out / f"c{i}_i{j}.npy", budget)
-                             for j in range(len(job.cases[i])))
+        digests = tuple(str(d) for d in entry["input_digests"])
+        if len(digests) != len(job.cases[i]):
+            raise ValueError(f"case {i}: {len(digests)} input digests for {len(job.cases[i])} inputs")
         trace = None
         trace_file = out / f"c{i}_trace.json"
         if i in job.trace_cases and trace_file.exists():
             trace = tuple(decode_trace(json.loads(trace_file.read_text()),
                                        max_events=job.limits.max_trace_events))
-        cases.append(CaseRun(status="ok", outputs=outputs, inputs_after=inputs_after, trace=trace))
+        cases.append(CaseRun(status="ok", outputs=outputs, input_digests=digests, trace=trace))
     return cases, details
 
 
@@ -235,7 +246,7 @@ def run_isolated(job: SandboxJob) -> SandboxRun:
     start = time.perf_counter()
     token = uuid.uuid4().hex
     limits = job.limits
-    with tempfile.TemporaryDirectory(prefix="accelopt-eval-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="accelopt-eval-", dir=_scratch_dir(job)) as tmp:
         workdir = Path(tmp)
         (workdir / "kernel.py").write_text(job.code)
         specs = _write_inputs(workdir, job.cases)
