@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from accelopt_graph.tools.nkisim.hardware import HardwareSpec
-from accelopt_graph.tools.nkisim.perf_model import LatencyBreakdown, matmul_shape
+from accelopt_graph.tools.nkisim.perf_costs import matmul_shape
+from accelopt_graph.tools.nkisim.perf_model import LatencyBreakdown
 from accelopt_graph.tools.nkisim.trace import Buffer, Engine, TraceEvent
 
 # The counters AccelOpt's planner reads, in its order (algorithm.md, trainium.md §5.2).

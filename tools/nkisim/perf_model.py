@@ -2,14 +2,14 @@
 
 `estimate_latency(trace, spec)` is a pure function of the `TraceEvent` list and a `HardwareSpec`:
 
-1. every instruction gets an engine occupancy (its initiation interval, from the documented ISA cost
-   formulas) and a completion latency (fixed per-instruction and per-access overheads);
-2. SBUF capacity is checked with a Belady (farthest-next-use) allocator; what does not fit becomes spill
-   save/reload DMA traffic (`spill_plan`);
-3. a list scheduler walks the trace in program order: an instruction starts when its in-order engine is
-   free, its producers (RAW/WAR/WAW on intersecting tile regions) are done, shared ports allow it, and
-   the previous iteration of each enclosing `sequential_range` has finished. DMA transfers go to one of
-   16 FIFO queues, split over the 16 DMA engines and capped by HBM bandwidth.
+1. every instruction gets an engine occupancy and a completion latency from the documented ISA cost
+   formulas (`perf_costs`); DMA transfers are split over the DMA engines and HBM (`perf_dma`);
+2. SBUF capacity is checked with a Belady allocator; what does not fit becomes spill save/reload DMA
+   traffic (`perf_spill`);
+3. a list scheduler walks the trace in program order, like the compiler building a static schedule:
+   an instruction takes the earliest idle slot of its engine (`perf_resources.Timeline`) after its
+   producers (RAW/WAR/WAW on intersecting tile regions) are done, a PSUM bank is free, trn1's shared
+   SBUF/PSUM ports allow it, and the previous iteration of each enclosing `sequential_range` ended.
 
 The makespan is `total_s`. Numbers are estimates (source = "simulator"), never measurements.
 """
