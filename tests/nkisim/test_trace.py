@@ -87,3 +87,42 @@ def test_tiles_in_loop_get_fresh_ids(kernels, rng):
     _, trace = nkisim.run_kernel(m.nki_matmul_tiled, _matmul_args(rng))
     loads = [e for e in trace if e.op == "load"]
     assert len({e.writes[0].tensor_id for e in loads}) == len(loads)
+
+
+def test_plain_range_loops_are_sequential_frames(tmp_path, rng):
+    p = tmp_path / "k.py"
+    p.write_text(
+        "import neuronxcc.nki.language as nl\n"
+        "def kernel(x):\n"
+        "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+        "    assert len(range(3)) == 3 and list(reversed(range(2))) == [1, 0]\n"
+        "    for i in range(x.shape[0]):\n"
+        "        nl.store(out[i], value=nl.load(x[i]))\n"
+        "    return out\n")
+    m = nkisim.load_module(p)
+    x = rng.standard_normal((3, 128, 8)).astype(np.float32)
+    out, trace = nkisim.run_kernel(m.kernel, (x,))
+    np.testing.assert_array_equal(out, x)
+    loads = [e for e in trace if e.op == "load"]
+    assert [(f.kind, f.iteration, f.trip_count) for e in loads for f in e.loops] == [
+        (LoopKind.SEQUENTIAL, i, 3) for i in range(3)]
+
+
+def test_pinned_engine_is_marked(rng):
+    from accelopt_graph.tools.nkisim import isa as nisa
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        a = nisa.tensor_scalar(t, np.multiply, 2.0, engine=nisa.scalar_engine)
+        b = nisa.tensor_scalar(a, np.add, 1.0)
+        nl.store(out, value=b)
+        return out
+
+    x = rng.standard_normal((128, 8)).astype(np.float32)
+    out, trace = nkisim.run_kernel(kernel, (x,))
+    np.testing.assert_allclose(out, 2 * x + 1, rtol=1e-6)
+    ts = [e for e in trace if e.op == "tensor_scalar"]
+    assert ts[0].engine is Engine.SCALAR and ts[0].attrs.get("engine_explicit") is True
+    assert ts[1].engine is Engine.VECTOR and "engine_explicit" not in ts[1].attrs

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from . import isa, kernel, language, nt
 from .errors import SimCompileError, SimUnsupportedError
+from .loops import KernelRange
 from .tensors import PSUM, SBUF
 
 
@@ -92,6 +93,7 @@ def load_module(path, name: str | None = None, front_end: str = "legacy") -> typ
     modname = name or f"nkisim_kernel_{next(_counter)}_{os.path.splitext(os.path.basename(path))[0]}"
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
+    module.range = KernelRange  # plain `range` loops in kernels are sequential loops
     with activate(front_end):
         sys.modules[modname] = module
         try:
@@ -108,6 +110,7 @@ def load_source(source: str, name: str = "kernel_source", front_end: str = "lega
     """Import kernel code given as a string (the code stays in this process: trusted input only)."""
     module = types.ModuleType(name)
     module.__file__ = f"<{name}>"
+    module.range = KernelRange
     with activate(front_end):
         try:
             code = compile(source, module.__file__, "exec")

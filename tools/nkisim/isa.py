@@ -49,6 +49,11 @@ def _engine(value, default: Engine) -> Engine:
     return _ENGINE.get(value, default)
 
 
+def _pinned(value) -> dict:
+    """attrs for an instruction whose engine the kernel chose (the perf model must not move it)."""
+    return {"engine_explicit": True} if value in _ENGINE else {}
+
+
 class reduce_cmd(enum.Enum):
     """ACT accumulator commands for `activation(reduce_cmd=...)`."""
 
@@ -131,7 +136,7 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
                                        "is_moving_onezero": bool(is_moving_onezero)})
 
 
-def _transpose(x, *, api: str, engine: Engine, dtype=None, mask=None, space=SBUF):
+def _transpose(x, *, api: str, engine: Engine, dtype=None, mask=None, space=SBUF, attrs=None):
     run = current()
     v = _o.on_chip(x, api, "data", run)
     p, f = v.shape[0], math.prod(v.shape[1:])
@@ -148,7 +153,7 @@ def _transpose(x, *, api: str, engine: Engine, dtype=None, mask=None, space=SBUF
     return emit_result(run, "nc_transpose", engine, [(v, None)], val, (f, p), d,
                        mask=_o.mask_for((f, p), mask), space=space, producer=api, source=v.tensor,
                        attrs={"api": api, "is_transpose": True, "stationary_free": p,
-                              "moving_free": p, "contraction": p})
+                              "moving_free": p, "contraction": p, **(attrs or {})})
 
 
 def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
@@ -157,7 +162,7 @@ def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs
     small = shape and shape[0] <= DVE_TRANSPOSE_MAX and math.prod(shape[1:]) <= DVE_TRANSPOSE_MAX
     eng = _engine(engine, Engine.VECTOR if small and engine is vector_engine else Engine.TENSOR)
     return _transpose(data, api="nisa.nc_transpose", engine=eng, dtype=dtype, mask=mask,
-                      space=PSUM if eng is Engine.TENSOR else SBUF)
+                      space=PSUM if eng is Engine.TENSOR else SBUF, attrs=_pinned(engine))
 
 
 # ------------------------------------------------------------------------------ ScalarE
@@ -245,7 +250,7 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unkn
         with np.errstate(all="ignore"):
             val = alu.fn(_o.value(a), _o.value(b).reshape(a.shape))
     return emit_result(run, "tensor_tensor", eng, [(a, m), (b, m)], val, a.shape, d, mask=m,
-                       producer="nisa.tensor_tensor", attrs={"op": alu.name})
+                       producer="nisa.tensor_tensor", attrs={"op": alu.name, **_pinned(engine)})
 
 
 def _apply(alu, x, operand, reverse):
@@ -278,7 +283,8 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     reads = [(v, m)] + [(x, None) for x in (v0, v1) if x is not None]
     return emit_result(run, "tensor_scalar", eng, reads, val, v.shape, d, mask=m,
                        producer="nisa.tensor_scalar",
-                       attrs={"op0": alu0.name, "op1": alu1.name if alu1 else None})
+                       attrs={"op0": alu0.name, "op1": alu1.name if alu1 else None,
+                              **_pinned(engine)})
 
 
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
@@ -404,10 +410,10 @@ def tensor_copy(src, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
     if val is not None and d != v.dtype:
         val = val.astype(np.float32)  # casts go through fp32
     return emit_result(run, "tensor_copy", eng, [(v, m)], val, v.shape, d, mask=m,
-                       producer="nisa.tensor_copy", source=v.tensor)
+                       producer="nisa.tensor_copy", source=v.tensor, attrs=_pinned(engine))
 
 
-def reciprocal(data, *, dtype=None, mask=None, **kwargs):
+def reciprocal(data, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
     """1 / x on VectorE."""
     run = current()
     v = _o.on_chip(data, "reciprocal", "data", run)
@@ -417,8 +423,8 @@ def reciprocal(data, *, dtype=None, mask=None, **kwargs):
         with np.errstate(all="ignore"):
             val = np.float32(1.0) / _o.value(v)
     d = _dt.to_dtype(dtype) if dtype is not None else v.dtype
-    return emit_result(run, "reciprocal", Engine.VECTOR, [(v, m)], val, v.shape, d, mask=m,
-                       producer="nisa.reciprocal")
+    return emit_result(run, "reciprocal", _engine(engine, Engine.VECTOR), [(v, m)], val, v.shape,
+                       d, mask=m, producer="nisa.reciprocal", attrs=_pinned(engine))
 
 
 def memset(shape, value, dtype, *, mask=None, engine=engine.unknown, **kwargs):
@@ -429,7 +435,7 @@ def memset(shape, value, dtype, *, mask=None, engine=engine.unknown, **kwargs):
     m = _o.mask_for(shape, mask)
     val = np.full(shape, value, dtype=d) if run.compute else None
     return emit_result(run, "memset", _engine(engine, Engine.VECTOR), [], val, shape, d, mask=m,
-                       producer="nisa.memset", attrs={"value": value})
+                       producer="nisa.memset", attrs={"value": value, **_pinned(engine)})
 
 
 def iota(expr, dtype, *, mask=None, **kwargs):

@@ -99,3 +99,56 @@ def sequential_range(*args, **kwargs):
 def static_range(*args, **kwargs):
     """Fully unrolled at trace time (no scope: each iteration's tensors are distinct)."""
     return _loop(LoopKind.STATIC, args, _site())
+
+
+class KernelRange:
+    """Python `range` inside kernel files: the Beta 1 compiler turns a plain `range` loop into a
+    `sequential_range` (trainium.md §3.4), so iterating one during a run records a SEQUENTIAL
+    LoopFrame. Indices stay plain ints and no tensor scope is opened (it is still Python).
+    Outside a run, and for len / indexing / `in` / reversed, it is the builtin range."""
+
+    __slots__ = ("_r",)
+
+    def __init__(self, *args) -> None:
+        self._r = range(*args)
+
+    def __iter__(self):
+        run = active()
+        if run is None:
+            return iter(self._r)
+        f = sys._getframe(1)
+        return self._frames(run, run.loop_id((f.f_code.co_filename, f.f_lineno)))
+
+    def _frames(self, run, loop_id):
+        outer = run.loops
+        n = len(self._r)
+        try:
+            for it, value in enumerate(self._r):
+                run.loops = outer + (LoopFrame(loop_id, LoopKind.SEQUENTIAL, it, n),)
+                yield value
+                run.loops = outer
+        finally:
+            run.loops = outer
+
+    def __len__(self) -> int:
+        return len(self._r)
+
+    def __getitem__(self, i):
+        return self._r[i]
+
+    def __reversed__(self):
+        return reversed(self._r)
+
+    def __contains__(self, x) -> bool:
+        return x in self._r
+
+    def __eq__(self, other) -> bool:
+        return self._r == (other._r if isinstance(other, KernelRange) else other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self._r)
+
+    def __getattr__(self, name):  # start, stop, step, index, count
+        return getattr(self._r, name)
