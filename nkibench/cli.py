@@ -37,7 +37,7 @@ def _render(report, console) -> None:
                          ("bound", "left"), ("peak ms", "right"), ("% of peak", "right"), ("rel L2", "right")):
         table.add_column(col, justify=justify)
     for r in report.rows:
-        source = {"simulator": "simulated", "hardware": "measured"}.get(r.source, r.source or "-")
+        source = {"simulator": "simulated", "hardware": "measured"}.get(r.source, r.source) if r.latency_ms else "-"
         status = r.status if r.status == "ok" else f"[red]{r.status}[/red]"
         table.add_row(r.task, status, _fmt(r.latency_ms, ".4f"), source, r.bound, _fmt(r.peak_latency_ms, ".4f"),
                       _fmt(None if r.fraction_of_peak is None else 100 * r.fraction_of_peak, ".1f"),

@@ -156,7 +156,7 @@ class Task:
         outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
         label = f"{self.name} seed {seed}" + (f" (adversarial case {case!r})" if case else "")
         return check_case(outputs=[np.asarray(o) for o in outs], reference=self.reference_outputs(seed, case),
-                          inputs_sent=(), inputs_after=(), rtol=self.rtol, label=label)
+                          inputs_sent=(), input_digests=(), rtol=self.rtol, label=label)
 
     def forward(self, *inputs: KernelArg) -> list[np.ndarray]:
         """Run the NumPy oracle on NumPy-layout inputs; returns NumPy-layout outputs."""

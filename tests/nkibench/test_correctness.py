@@ -38,3 +38,26 @@ def test_adversarial_inputs_defeat_shortcuts():
     x, w = task.numpy_inputs(0, "small_rows")
     with_eps = (x / np.sqrt((x * x).mean(axis=1, keepdims=True) + np.float32(1e-5))) @ w
     assert not task.check(with_eps.astype(np.float32), 0, "small_rows").ok
+
+
+def test_dropping_eps_fails_the_small_rows_cases():
+    for name in ("add_rmsnorm_matmul", "matmul_add_rmsnorm"):
+        task = load_task(name, reduced=True)
+        x, w, eps, z, g = task.numpy_inputs(0, "small_rows")
+        y = x + z if name == "add_rmsnorm_matmul" else x @ w + z
+        no_eps = y / np.sqrt((y * y).mean(axis=1, keepdims=True))
+        out = (no_eps * g) @ w if name == "add_rmsnorm_matmul" else no_eps * g
+        assert not task.check(out.astype(np.float32), 0, "small_rows").ok, name
+        assert task.check(task.forward(x, w, eps, z, g)[0], 0, "small_rows").ok
+
+
+def test_silu_via_exp_of_x_overflows_on_large_inputs():
+    task = load_task("silu", reduced=True)
+    (x,) = task.numpy_inputs(0, "large_magnitude")
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x)
+        shortcut = (x * e / (1 + e)).astype(np.float32)  # inf / inf = NaN for x > 88.7
+    assert not task.check(shortcut.reshape(128, -1, x.shape[1]), 0, "large_magnitude").ok
+    (plain,) = task.numpy_inputs(0)
+    e = np.exp(plain)
+    assert task.check((plain * e / (1 + e)).astype(np.float32), 0).ok  # only the adversarial case catches it
