@@ -17,10 +17,13 @@ def _load(name: str):
     return load_module(KERNELS / f"{name}.py")
 
 
+def _mm_operands(n: int = 2048):
+    return RNG.standard_normal((128, 128), dtype=np.float32), RNG.standard_normal((128, n), dtype=np.float32)
+
+
 def test_hoisting_a_loop_invariant_transpose_lowers_latency():
     m = _load("transpose_hoist")
-    a = RNG.standard_normal((128, 128), dtype=np.float32)
-    b = RNG.standard_normal((128, 4096), dtype=np.float32)
+    a, b = _mm_operands(4096)
     out_loop, slow = profile_kernel(m.in_loop, a, b)
     out_hoist, fast = profile_kernel(m.hoisted, a, b)
     np.testing.assert_allclose(out_loop, out_hoist, rtol=1e-6)
@@ -43,8 +46,7 @@ def test_fusing_two_elementwise_passes_lowers_hbm_bytes_and_latency():
 
 def test_moving_free_512_beats_128_for_the_same_matmul():
     m = _load("matmul_moving")
-    aT = RNG.standard_normal((128, 128), dtype=np.float32)
-    b = RNG.standard_normal((128, 2048), dtype=np.float32)
+    aT, b = _mm_operands()
     out512, p512 = profile_kernel(m.moving_512, aT, b)
     out128, p128 = profile_kernel(m.moving_128, aT, b)
     np.testing.assert_allclose(out512, out128, rtol=1e-5)
@@ -54,8 +56,7 @@ def test_moving_free_512_beats_128_for_the_same_matmul():
 
 def test_fp32_matmul_is_about_four_times_slower_than_bf16_on_the_tensor_engine():
     m = _load("matmul_moving")
-    aT = RNG.standard_normal((128, 128), dtype=np.float32)
-    b = RNG.standard_normal((128, 2048), dtype=np.float32)
+    aT, b = _mm_operands()
     _, p32 = profile_kernel(m.moving_512, aT, b, trace_only=True)
     _, p16 = profile_kernel(m.moving_512, aT.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16),
                             trace_only=True)
@@ -92,8 +93,7 @@ def test_a_kernel_that_spills_shows_spill_bytes():
 
 def test_trace_only_gives_the_same_timing_and_no_outputs():
     m = _load("matmul_moving")
-    aT = RNG.standard_normal((128, 128), dtype=np.float32)
-    b = RNG.standard_normal((128, 1024), dtype=np.float32)
+    aT, b = _mm_operands(1024)
     out, full = profile_kernel(m.moving_512, aT, b)
     none, fast = profile_kernel(m.moving_512, aT, b, trace_only=True)
     assert none is None and out is not None and fast.trace_only
