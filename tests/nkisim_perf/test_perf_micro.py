@@ -230,3 +230,13 @@ def test_engine_agnostic_work_is_spread_over_vector_and_scalar():
     bitwise = [event("tensor_scalar", Engine.VECTOR, [tile(1, (128, 64))], [tile(2, (128, 64))],
                      op0="bitwise_and")]
     assert estimate_latency(bitwise, TRN1).engine_instructions["scalar"] == 0
+
+
+def test_unknown_ops_and_dtypes_fall_back_to_the_engine_rule():
+    # An op the table does not know is costed by its engine: VectorE one input = max(MIN_II, N).
+    ev = event("brand_new_op", Engine.VECTOR, [tile(1, (128, 1024))], [tile(2, (128, 1024))],
+               engine_explicit=True)
+    assert instruction_cost(ev, TRN1).busy_s == pytest.approx((1024 + EXP2) / DVE_HZ)
+    odd = event("tensor_copy", Engine.VECTOR, [tile(1, (128, 8), dtype="int64")],
+                [tile(2, (128, 8), dtype="int64")], dtype="uint64", engine_explicit=True)
+    assert estimate_latency([odd], get_spec("trn2")).total_s > 0

@@ -123,7 +123,7 @@ def _perf_mode_divisor(ev: TraceEvent, spec: HardwareSpec, *, copy_like: bool) -
     if not tiles or not outs or not _all_16bit(ev, tiles + outs):
         return 1.0
     all_sbuf = all(a.buffer is Buffer.SBUF for a in tiles + outs)
-    contiguous = all(a.inner_stride_bytes <= itemsize(a.dtype) for a in tiles + outs)
+    contiguous = all(a.inner_stride_bytes <= itemsize_or(a.dtype, 4) for a in tiles + outs)
     if copy_like:
         return 4.0 if (all_sbuf and contiguous) else 2.0
     return 2.0 if all_sbuf else 1.0
@@ -139,7 +139,7 @@ def _cost_tensor_tensor(ev: TraceEvent, spec: HardwareSpec) -> float:
     fast = buffers == {Buffer.PSUM, Buffer.SBUF} or (
         buffers == {Buffer.SBUF} and _all_16bit(ev, tiles + list(ev.writes))
         and op in {"add", "subtract", "multiply", "sub", "mul"}
-        and all(a.inner_stride_bytes <= itemsize(a.dtype) for a in tiles))
+        and all(a.inner_stride_bytes <= itemsize_or(a.dtype, 4) for a in tiles))
     cycles = max(spec.min_ii_cycles, n if fast else 2 * n)
     return cycles / _perf_mode_divisor(ev, spec, copy_like=False)
 
