@@ -156,3 +156,29 @@ def test_avgpool_arange_arithmetic(kernels, rng, rel_l2):
     x = rng.standard_normal((64, 8, 12)).astype(np.float32)
     ref = x.reshape(64, 4, 2, 6, 2).mean(axis=(2, 4))
     assert rel_l2(nkisim.simulate_kernel(m.avgpool2d, x, 2), ref) < TOL
+
+
+def test_attention_tutorial_style(kernels, rng, rel_l2):
+    m = kernels("attention")
+    s, d = 512, 64
+    q = rng.standard_normal((s, d)).astype(np.float32)
+    k = rng.standard_normal((s, d)).astype(np.float32)
+    v = rng.standard_normal((s, d)).astype(np.float32)
+    x = q @ k.T / np.sqrt(d)
+    p = np.exp(x - x.max(1, keepdims=True))
+    ref = (p / p.sum(1, keepdims=True)) @ v
+    out = nkisim.simulate_kernel(m.attention_kernel, np.ascontiguousarray(q.T),
+                                 np.ascontiguousarray(k.T), v)
+    assert rel_l2(out, ref) < TOL
+
+
+def test_returning_a_view_of_the_output(rng):
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x):
+        out = nl.ndarray((2, 128, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out[1], value=nl.load(x))
+        return out[1]
+
+    x = rng.standard_normal((128, 8)).astype(np.float32)
+    np.testing.assert_array_equal(nkisim.simulate_kernel(kernel, x), x)

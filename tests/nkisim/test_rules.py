@@ -131,3 +131,31 @@ def test_control_flow_on_loop_index_warns(kernels, rng):
     clean = nkisim.run_kernel(kernels("matmul_tiled").nki_matmul_tiled,
                               (_arr(rng, 128, 128), _arr(rng, 128, 512)))
     assert clean.warnings == []
+
+
+def test_dma_cannot_write_psum(rng):
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        p = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.psum)
+        p[...] = nl.load(x)
+        nl.store(out, value=nl.copy(p))
+        return out
+
+    with pytest.raises(SimCompileError, match="DMA cannot write PSUM") as info:
+        nkisim.simulate_kernel(kernel, _arr(rng, 128, 64))
+    assert info.value.code == "err_unsupported_memory"
+
+
+def test_operand_masks_are_reported_unsupported(rng):
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        i_f = nl.arange(64)[None, :]
+        nl.store(out, value=nl.load(x[i_f < 32]))
+        return out
+
+    with pytest.raises(SimUnsupportedError, match="operand masks"):
+        nkisim.simulate_kernel(kernel, _arr(rng, 128, 64))

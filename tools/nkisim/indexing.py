@@ -274,6 +274,10 @@ def select(shape: tuple, key, name: str = "", tile_values=None) -> Selection:
                               f"{len(key)} given", code="err_exceed_max_supported_dimension")
     if tile_values is not None:
         key = tuple(tile_values(k) for k in key)
+    if any(isinstance(k, Predicate) for k in key):
+        from .errors import SimUnsupportedError
+        raise SimUnsupportedError(f"operand masks (indexing `{name}` with a predicate)",
+                                  "pass mask= to the instruction instead")
     advanced = any(isinstance(k, (Index, np.ndarray)) for k in key)
     if not advanced:
         return _select_basic(shape, key + (slice(None),) * (nd - len(key)), name)

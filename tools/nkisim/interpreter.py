@@ -15,7 +15,7 @@ from .errors import SimCompileError, SimError, SimRuntimeError
 from .kernel import unwrap
 from .nt import is_mutable
 from .runtime import Run, in_package, using
-from .tensors import HBM, Tensor
+from .tensors import HBM, Tensor, View
 from .trace import TraceEvent
 
 try:  # tile matmuls are 128x128x512: multi-threaded BLAS only adds contention at that size
@@ -80,6 +80,10 @@ def _to_numpy(value, what: str):
         return type(value)(_to_numpy(v, f"{what}[{i}]") for i, v in enumerate(value))
     if isinstance(value, dict):
         return {k: _to_numpy(v, f"{what}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, View):  # `return out[...]`: the selected part of an HBM tensor
+        t = value.tensor
+        full = _to_numpy(t, what)
+        return None if full is None else np.array(value.read())
     if isinstance(value, Tensor):
         if not value.space.is_hbm:
             raise SimCompileError(f"kernel output {what} is in {value.space.name}; kernels return "

@@ -546,6 +546,9 @@ def _retarget(run: Run, dst: View, v: Tensor, *, accumulate: bool) -> None:
             f"Expected the result of 'nc_matmul' to be in address space 'psum', but it is assigned "
             f"to `{t.name}` in '{t.space.name}'; accumulate in a buffer=nl.psum tile and copy it out "
             "with nl.copy / nisa.tensor_copy", code="err_unsupported_memory")
+    if v.producer in ("nl.load", "nl.load_transpose2d") and t.space is PSUM:
+        raise SimCompileError(f"DMA cannot write PSUM: load into an SBUF tile instead of `{t.label}`",
+                              code="err_unsupported_memory")
     v.fresh = False
     run.memory.forget(v.tid)
     mask = v.valid
