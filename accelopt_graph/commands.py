@@ -78,15 +78,15 @@ def _print_outcome(outcome: Any) -> None:
 
 
 def _run_with_progress(title: str, quiet: bool, call: Any) -> Any:
-    from accelopt_graph.llm import NoEndpointConfigured
     from accelopt_graph.progress import ProgressDisplay
+    from accelopt_graph.run import RunSetupError
 
     try:
         if quiet:
             return call(None)
         with ProgressDisplay(title=title) as display:
             return call(display)
-    except NoEndpointConfigured as err:
+    except RunSetupError as err:
         _fail(f"error: {err}")
     except KeyboardInterrupt:
         _fail("interrupted; the run directory keeps every finished step (accelopt resume RUN)", code=130)

@@ -76,9 +76,8 @@ async def arun_optimization(settings: Settings, task_name: str, task_params: Map
     try:
         return await _drive(run, resumed=False, models=models, backend=backend, store=store, task=task,
                             on_event=on_event)
-    except Exception as err:
-        if _is_setup_error(err) and not run.checkpoints.exists():
-            shutil.rmtree(run.root, ignore_errors=True)  # nothing ran: leave no half-made run behind
+    except RunSetupError:
+        shutil.rmtree(run.root, ignore_errors=True)  # nothing ran: leave no half-made run behind
         raise
 
 
@@ -98,10 +97,12 @@ async def aresume_optimization(run_dir: str | Path, *, models: Mapping[str, Any]
                         store=store, task=task, on_event=on_event)
 
 
-def _is_setup_error(err: Exception) -> bool:
-    from accelopt_graph.llm import NoEndpointConfigured
+class RunSetupError(RuntimeError):
+    """The run could not start: no endpoint, unknown task or backend, bad settings. Nothing ran."""
 
-    return isinstance(err, (NoEndpointConfigured, FileNotFoundError, KeyError, ValueError))
+
+def _setup_message(err: Exception) -> str:
+    return str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
 
 
 def build_context(manifest: RunManifest, run: RunDir, *, log: EvaluationLog, models: Mapping[str, Any] | None,
@@ -130,10 +131,15 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
 
     from accelopt_graph.graph import compile_graph
 
+    from accelopt_graph.llm import NoEndpointConfigured
+
     manifest = run.read_manifest()
     session = Session(index=len(manifest.sessions), pid=os.getpid(), started_at=_now(), resumed=resumed)
-    context = build_context(manifest, run, log=EvaluationLog(run.evaluations, session.index),
-                            models=models, backend=backend, store=store, task=task)
+    try:
+        context = build_context(manifest, run, log=EvaluationLog(run.evaluations, session.index),
+                                models=models, backend=backend, store=store, task=task)
+    except (NoEndpointConfigured, KeyError, ValueError, FileNotFoundError, ImportError) as err:
+        raise RunSetupError(f"cannot start the run in {run.root}: {_setup_message(err)}") from err
     manifest.sessions.append(session)
     run.write_manifest(manifest)
     started = time.perf_counter()

@@ -47,3 +47,31 @@ def test_resume_and_report_reject_a_folder_that_is_not_a_run(tmp_path):
         result = runner.invoke(app, [command, str(tmp_path)])
         assert result.exit_code == 2
         assert "not a run directory" in result.output
+
+
+def test_unknown_task_or_backend_is_a_short_error_and_leaves_no_run(tmp_path, monkeypatch):
+    monkeypatch.delenv("ACCELOPT_CONFIG", raising=False)
+    runner = CliRunner()
+    endpoint = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--run-dir", str(tmp_path / "r")]
+    result = runner.invoke(app, ["optimize", "nosuch", *endpoint, "--quiet"])
+    assert result.exit_code == 2 and "no task 'nosuch'" in result.output and "silu" in result.output
+    result = runner.invoke(app, ["optimize", "silu", "--backend", "foo", *endpoint, "--quiet"])
+    assert result.exit_code == 2 and "unknown backend 'foo'" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_progress_display_folds_events_into_one_line_per_iteration():
+    import io
+
+    from rich.console import Console
+
+    from accelopt_graph.progress import ProgressDisplay
+
+    out = io.StringIO()
+    with ProgressDisplay(Console(file=out, width=200), live=False) as display:
+        display({"event": "llm_call", "iteration": 0, "usd_total": 0.5})
+        display({"event": "candidate", "iteration": 0})
+        display({"event": "iteration_done", "iteration": 0, "evaluated": 3, "best_latency_ms": 1.25,
+                 "best_percent_of_peak": 40.0, "usd_total": 0.75})
+    assert out.getvalue().strip() == ("iteration 0  evaluated 3  LLM calls 1  best 1.25 ms (40.0% of peak)  "
+                                      "spend $0.7500")
