@@ -92,7 +92,12 @@ def _to_numpy(value, what: str):
         if not value.written:
             raise SimCompileError(f"kernel {what} `{value.name or 'tensor'}` is never written to",
                                   code="err_tensor_output_not_written_to")
-        return None if value.data is None else np.array(value.data)
+        data = value.data
+        if data is None:
+            return None
+        if isinstance(data, np.ndarray) and data.flags.writeable and value.role != "param":
+            return data  # the run is over: hand the array over instead of copying it
+        return np.array(data)
     return value
 
 
