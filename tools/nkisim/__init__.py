@@ -19,6 +19,3 @@ __all__ = [
 from .profile import Profile, profile_kernel, profile_trace  # noqa: E402
 
 __all__ += ["Profile", "profile_kernel", "profile_trace"]
-
-# Performance model (issue 3): time a kernel and get neuron-profile-shaped counters.
-from accelopt_graph.tools.nkisim.profile import Profile, profile_kernel  # noqa: E402,F401
