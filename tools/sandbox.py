@@ -263,7 +263,9 @@ def run_isolated(job: SandboxJob) -> SandboxRun:
         try:
             returncode, timed_out = launch(workdir, _child_env(job, token), limits.timeout_s)
         finally:
-            swept = _sweep(token)
+            # Spawned children keep their exec-time environment, so the token finds strays that
+            # left the group; forked ones are reaped by the fork server (a subreaper) instead.
+            swept = _sweep(token) if launch is _spawn else 0
         wall_s = time.perf_counter() - start
         stderr = _read_tail(workdir / "stderr.txt")
         details: dict[str, Any] = {"stray_processes_killed": swept} if swept else {}

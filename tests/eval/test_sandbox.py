@@ -39,6 +39,11 @@ def test_exception_becomes_runtime_error_with_kernel_frames_only():
     assert "ValueError: boom" in r.error and "sandbox_child" not in r.error
 
 
+def test_crash_is_a_runtime_error_naming_the_signal():
+    r = run("import ctypes\ndef kernel(a, b):\n    return ctypes.string_at(0)\n")
+    assert r.status == "runtime_error" and "SIGSEGV" in r.error
+
+
 def test_missing_kernel_function_is_reported():
     r = run("def other(a, b):\n    return a\n")
     assert r.status == "runtime_error" and "no function named 'kernel'" in r.error
