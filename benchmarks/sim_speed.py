@@ -112,7 +112,7 @@ def main() -> None:
               f"{r['functional_cpu_s']:.2f} | "
               f"{100 * (r['sim_cpu_s'] / max(r['functional_cpu_s'], 1e-9) - 1):+.0f}% | "
               f"{r['trace_only_cpu_s']:.2f} | "
-              f"{r['functional_cpu_s'] / max(r['trace_only_cpu_s'], 1e-9):.1f}x | "
+              f"{r['sim_cpu_s'] / max(r['trace_only_cpu_s'], 1e-9):.1f}x | "
               f"{r['peak_rss_gib']:.2f} | {'yes' if r['ok'] else 'NO'} |")
     if rows:
         ratios = [r["ratio"] for r in rows]

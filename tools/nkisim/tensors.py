@@ -135,20 +135,25 @@ class Tensor(_TileOps):
 
     __slots__ = ("tid", "shape", "dtype", "space", "data", "name", "pdim", "scope", "role",
                  "fresh", "event", "valid", "_written", "producer", "base", "_full", "root",
-                 "lazy_src")
+                 "lazy_src", "_facc")
 
     def __init__(self, run: Run | None, shape, dtype, space: MemorySpace, data, *, name="",
                  pdim=0, role="alloc", valid=None, producer="") -> None:
-        self.tid = run.new_id() if run is not None else id(self)
-        self.shape = tuple(int(s) for s in shape)
+        if run is not None:
+            run._ids += 1
+            self.tid = run._ids
+            self.scope = () if space.is_hbm else run.scope
+        else:
+            self.tid, self.scope = id(self), ()
+        self.shape = shape if shape.__class__ is tuple else tuple(int(s) for s in shape)
         self.dtype, self.space, self.data, self.name = dtype, space, data, name
         self.pdim, self.role, self.valid, self.producer = pdim, role, valid, producer
-        self.scope = run.scope if (run is not None and not space.is_hbm) else ()
         self.fresh, self.event, self._written = role == "fresh", None, role != "alloc"
         self.base: Tensor | None = None  # the tensor this one reshapes (shares its bytes)
         self.root = self.tid  # id of the tensor that owns the bytes (reshapes share it)
         self.lazy_src = None  # `root` of the tensor whose bytes `data` still views (see fresh)
         self._full = None
+        self._facc = None  # Access of the whole tensor (frozen: built once, shared by events)
 
     @property
     def buffer(self) -> MemorySpace:
@@ -312,11 +317,14 @@ class View(_TileOps):
 
 def full_access(t: Tensor) -> Access:
     """Access of a whole tensor without a mask (the common case for fresh results)."""
+    if t._facc is not None:
+        return t._facc
     reg, n, _ = ix.full_stats(t.shape)
     isz = t.dtype.itemsize
     parts = t.shape[0] if t.shape else 1
-    return Access(t.tid, t.space.trace, dt.name(t.dtype), n * isz, parts, n // parts if parts else 0,
-                  reg, n * isz, t.name, 0 if t.space.is_hbm else isz)
+    t._facc = Access(t.tid, t.space.trace, dt.name(t.dtype), n * isz, parts,
+                     n // parts if parts else 0, reg, n * isz, t.name, 0 if t.space.is_hbm else isz)
+    return t._facc
 
 
 def _index_tile_values(k):
