@@ -182,3 +182,47 @@ def test_returning_a_view_of_the_output(rng):
 
     x = rng.standard_normal((128, 8)).astype(np.float32)
     np.testing.assert_array_equal(nkisim.simulate_kernel(kernel, x), x)
+
+
+def test_topk_instructions_and_predicated_copy(rng):
+    from accelopt_graph.tools.nkisim import isa as nisa
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x, p):
+        top = nl.ndarray((128, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+        idx = nl.ndarray((128, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+        rest = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        sel = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        m8 = nisa.max8(src=t)
+        nl.store(top, value=m8)
+        nl.store(idx, value=nisa.nc_find_index8(data=t, vals=m8))
+        nl.store(rest, value=nisa.nc_match_replace8(data=t, vals=m8, imm=-1e9))
+        dst = nl.zeros(x.shape, dtype=x.dtype)
+        nisa.tensor_copy_predicated(src=t, dst=dst, predicate=nl.load(p))
+        nl.store(sel, value=dst)
+        return top, idx, rest, sel
+
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    p = (rng.random((128, 64)) > 0.5).astype(np.uint8)
+    top, idx, rest, sel = nkisim.simulate_kernel(kernel, x, p)
+    order = np.argsort(-x, axis=1)[:, :8]
+    np.testing.assert_array_equal(top, np.take_along_axis(x, order, axis=1))
+    np.testing.assert_array_equal(idx, order)
+    expect = x.copy()
+    np.put_along_axis(expect, order, -1e9, axis=1)
+    np.testing.assert_array_equal(rest, expect)
+    np.testing.assert_array_equal(sel, np.where(p > 0, x, 0))
+
+
+def test_dma_transpose(rng):
+    from accelopt_graph.tools.nkisim import isa as nisa
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x):
+        out = nl.ndarray((64, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nisa.dma_transpose(x))
+        return out
+
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    np.testing.assert_array_equal(nkisim.simulate_kernel(kernel, x), x.T)

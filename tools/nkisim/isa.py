@@ -548,6 +548,115 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
                  _o.free_size(d.shape), {"api": "nisa.dma_copy"})
 
 
+def tensor_copy_predicated(*, src, dst, predicate, reverse_pred=False, mask=None, **kwargs):
+    """dst[i] = src[i] where predicate[i] is non-zero (zero with reverse_pred); dst in place."""
+    run = current()
+    api = "tensor_copy_predicated"
+    sv = _o.on_chip(src, api, "src", run)
+    dv = _o.on_chip(dst, api, "dst", run)
+    pv = _o.on_chip(predicate, api, "predicate", run)
+    _o.same_partitions(api, sv, dv, pv)
+    _o.not_both_psum(api, sv, pv)
+    m = _o.mask_for(dv.shape, mask)
+    if run.compute:
+        p = _o.value(pv).reshape(dv.shape).astype(bool)
+        if reverse_pred:
+            p = ~p
+        new = np.where(p, _o.value(sv).reshape(dv.shape), dv.read())
+        dv.write(new.astype(dv.dtype), m)
+    dv.tensor.written = True
+    if run.trace is not None:
+        run.emit(api, Engine.VECTOR, (sv.access(), pv.access(), dv.access(m)), (dv.access(m),),
+                 _dt.name(dv.dtype), dv.shape[0], _o.free_size(dv.shape), {})
+
+
+def max8(*, src, dtype=None, mask=None, **kwargs):
+    """The 8 largest values of each partition, in descending order: [P, 8] (VectorE)."""
+    run = current()
+    v = _o.on_chip(src, "max8", "src", run)
+    n = math.prod(v.shape[1:])
+    if n < 8:
+        raise SimCompileError(f"'max8' needs at least 8 elements per partition, got {n}",
+                              code="err_size_of_dimension_exceed_arch_limit")
+    shape = (v.shape[0], 8)
+    val = None
+    if run.compute:
+        x = _o.value(v).reshape(v.shape[0], -1)
+        val = -np.sort(-x, axis=1)[:, :8]
+    return emit_result(run, "max8", Engine.VECTOR, [(v, None)], val, shape,
+                       _dt.to_dtype(dtype) if dtype is not None else v.dtype, producer="nisa.max8",
+                       mask=_o.mask_for(shape, mask))
+
+
+def nc_find_index8(*, data, vals, dtype=None, mask=None, **kwargs):
+    """Index (along the flattened free dims) of the first occurrence of each of the 8 `vals` of
+    each partition in `data`: [P, 8] uint32 (VectorE)."""
+    run = current()
+    dv = _o.on_chip(data, "nc_find_index8", "data", run)
+    vv = _o.on_chip(vals, "nc_find_index8", "vals", run)
+    _o.same_partitions("nc_find_index8", dv, vv)
+    shape = (dv.shape[0], 8)
+    val = None
+    if run.compute:
+        x = _o.value(dv).reshape(dv.shape[0], -1)
+        w = _o.value(vv).reshape(vv.shape[0], -1)[:, :8]
+        hit = x[:, None, :] == w[:, :, None]  # [P, 8, F]
+        val = np.where(hit.any(axis=2), hit.argmax(axis=2), 0).astype(np.uint32)
+    return emit_result(run, "nc_find_index8", Engine.VECTOR, [(dv, None), (vv, None)], val, shape,
+                       _dt.to_dtype(dtype) if dtype is not None else _dt.uint32,
+                       producer="nisa.nc_find_index8", mask=_o.mask_for(shape, mask))
+
+
+def nc_match_replace8(*, data, vals, imm, dtype=None, mask=None, **kwargs):
+    """`data` with the first occurrence of each of the 8 `vals` of each partition replaced by
+    `imm` (VectorE)."""
+    run = current()
+    dv = _o.on_chip(data, "nc_match_replace8", "data", run)
+    vv = _o.on_chip(vals, "nc_match_replace8", "vals", run)
+    _o.same_partitions("nc_match_replace8", dv, vv)
+    val = None
+    if run.compute:
+        x = _o.value(dv).reshape(dv.shape[0], -1).copy()
+        w = _o.value(vv).reshape(vv.shape[0], -1)[:, :8]
+        rows = np.arange(x.shape[0])
+        for j in range(w.shape[1]):
+            hit = x == w[:, j:j + 1]
+            found = hit.any(axis=1)
+            x[rows[found], hit.argmax(axis=1)[found]] = imm
+        val = x.reshape(dv.shape)
+    return emit_result(run, "nc_match_replace8", Engine.VECTOR, [(dv, None), (vv, None)], val,
+                       dv.shape, _dt.to_dtype(dtype) if dtype is not None else dv.dtype,
+                       producer="nisa.nc_match_replace8", mask=_o.mask_for(dv.shape, mask))
+
+
+_DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+
+
+def dma_transpose(src, *, axes=None, dtype=None, mask=None, **kwargs):
+    """Transpose through the DMA engine into a new SBUF tile ([1, 0], [2, 1, 0] or [3, 1, 2, 0])."""
+    run = current()
+    v = as_view(src) if is_tile(src) else None
+    if v is None:
+        raise SimCompileError("dma_transpose expects a tensor", code="err_unsupported_memory")
+    if v.tensor.space is PSUM:
+        raise SimCompileError("dma_transpose reads HBM or SBUF, not PSUM",
+                              code="err_unsupported_memory")
+    nd = len(v.shape)
+    perm = tuple(axes) if axes is not None else _DMA_TRANSPOSE_AXES.get(nd)
+    if perm is None or perm != _DMA_TRANSPOSE_AXES.get(nd):
+        raise SimCompileError(f"dma_transpose supports axes {list(_DMA_TRANSPOSE_AXES.values())}, "
+                              f"got {list(perm) if perm else None} for a {nd}-D source",
+                              code="err_unsupported_dma_transpose")
+    shape = tuple(v.shape[a] for a in perm)
+    val = v.read()
+    if val is not None:
+        val = val.transpose(perm)
+    return emit_result(run, "dma_transpose", Engine.DMA, [(v, None)], val, shape,
+                       _dt.to_dtype(dtype) if dtype is not None else v.dtype,
+                       mask=_o.mask_for(shape, mask), producer="nisa.dma_transpose",
+                       source=v.tensor, attrs={"transpose": True})
+
+
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
