@@ -167,3 +167,51 @@ def test_real_neuron_backend_on_a_neuron_core():
     assert r.status is EvalStatus.OK, r.error
     assert r.source == "hardware" and r.latency_ms > 0 and r.counters["total_time"] > 0
     assert r.latency_stats["iters"] == 10
+
+
+class FakeNeuronExecutor:
+    """Plays the sandbox + trusted worker: computes a + b (or a - b when `wrong`) per case."""
+
+    name = "fake"
+
+    def __init__(self, *, wrong_in_simulation=False):
+        self.modes, self.wrong = [], wrong_in_simulation
+
+    def run(self, job):
+        from accelopt_graph.tools.sandbox import CaseRun, SandboxRun
+        from accelopt_graph.tools.sandbox_child import array_digest
+
+        mode = job.env["ACCELOPT_NEURON_MODE"]
+        self.modes.append((mode, job.env["NEURON_CC_FLAGS"], job.observe))
+        sign = -1 if (self.wrong and mode == "simulate") else 1
+        cases = tuple(CaseRun(status="ok", outputs=(a + sign * b,),
+                              input_digests=(array_digest(a), array_digest(b))) for a, b in job.cases)
+        observed = ({"latency_ms": 0.25, "stable": True, "counters": {"total_time": 2.5e-4},
+                     "latency_stats": {"mean": 0.25, "spread": 0.004}} if job.observe else {})
+        return SandboxRun(status="ok", cases=cases, observed=observed)
+
+    def close(self):
+        pass
+
+
+def test_neuron_backend_orchestration_with_pre_check(monkeypatch):
+    monkeypatch.setattr(neuron, "missing_sdk", lambda: None)
+    executor = FakeNeuronExecutor()
+    backend = neuron.NeuronBackend(executor=executor)
+    settings = EvalSettings(backend="neuron", seeds=(0, 21), simulate_first=True)
+    r = backend.evaluate(AddTask(peak_ms=0.1), "def kernel(a, b):\n    return a + b\n", settings)
+    assert r.status is EvalStatus.OK and r.source == "hardware" and r.backend == "neuron"
+    assert r.latency_ms == 0.25 and r.counters == {"total_time": 2.5e-4}
+    assert r.details["timing_stable"] and r.percent_of_peak == pytest.approx(40.0)
+    assert [m[0] for m in executor.modes] == ["simulate", "device"]
+    assert all(flags == "--auto-cast=none" for _, flags, _ in executor.modes)
+    assert executor.modes[1][2] == "accelopt_graph.tools.neuron:observe_device_profile"
+
+
+def test_failed_pre_check_spends_no_device_time(monkeypatch):
+    monkeypatch.setattr(neuron, "missing_sdk", lambda: None)
+    executor = FakeNeuronExecutor(wrong_in_simulation=True)
+    settings = EvalSettings(backend="neuron", seeds=(0,), simulate_first=True)
+    r = neuron.NeuronBackend(executor=executor).evaluate(AddTask(), "def kernel(a, b):\n    return a\n", settings)
+    assert r.status is EvalStatus.INCORRECT and r.details["stage"] == "simulate_first"
+    assert [m[0] for m in executor.modes] == ["simulate"]
