@@ -49,3 +49,22 @@ def test_returning_an_input_fails(sim_backend, settings):
     code = _mutate(task.baseline_code, "    return out\n", "    return x\n")
     result = _evaluate(sim_backend, settings, task, code)
     assert result.status is not EvalStatus.OK
+
+
+@pytest.mark.parametrize("name, params", [
+    ("matmul", {"M": 256, "K": 256, "N": 512}),  # the sizes the graph tests use
+    ("lora", {"M": 512, "N": 384, "K": 256}),  # N not a multiple of 512
+    ("adamw", {"M": 200, "N": 512}),  # a partial (masked) last row tile
+    ("transpose_matmul", {"M": 128, "K": 128, "N": 192}),  # only the static tail stripe
+    ("bmm", {"B": 1, "M": 128, "K": 32, "N": 512}),
+    ("swiglu", {"M": 512, "N": 384, "K": 128}),
+    ("mamba", {"M": 1024, "C": 128, "S": 2}),  # the scan state carried across sequence chunks
+])
+def test_baselines_are_generic_over_their_parameters(name, params):
+    """Our own (trusted) baselines, run in process: correct at shapes other than the test ones."""
+    from accelopt_graph.tools.nkisim import load_module, simulate_kernel
+
+    task = load_task(name, params=params)
+    outputs = simulate_kernel(load_module(str(task.baseline_path)).kernel, *task.kernel_inputs(0))
+    verdict = task.check(outputs, 0)
+    assert verdict.ok, verdict.error
