@@ -65,12 +65,15 @@ def bench(tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separ
           workers: int = typer.Option(1, "--workers", help="Tasks evaluated concurrently (memory grows with it)."),
           timeout_s: float = typer.Option(600.0, "--timeout-s", help="Per-task evaluation time limit."),
           memory_limit_mb: int = typer.Option(16384, "--memory-limit-mb", help="Per-evaluation memory limit."),
+          cache_mb: int = typer.Option(3072, "--cache-mb", help="Bound of the in-memory cache of inputs and "
+                                       "reference outputs."),
           ) -> None:
     """Evaluate the NKIBench baselines (or --kernels) and report % of peak per task and its geomean."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from accelopt_graph.nkibench.bench import run_bench
+    from accelopt_graph.nkibench.cache import ORACLE_CACHE
     from accelopt_graph.nkibench.peak import known_hardware
     from accelopt_graph.tools.backend import EvalSettings
     from accelopt_graph.tools.registry import make_backend
@@ -80,6 +83,7 @@ def bench(tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separ
     if kernels is not None and not kernels.is_dir():
         raise typer.BadParameter(f"{kernels} is not a directory", param_hint="--kernels")
     chosen = _tasks(tasks, task_dir, reduced)
+    ORACLE_CACHE.max_bytes = cache_mb << 20
     settings = EvalSettings(backend=backend, hardware=hardware, timeout_s=timeout_s, memory_limit_mb=memory_limit_mb,
                             output_limit_mb=max(1024, memory_limit_mb // 4))
     be = make_backend(backend, hardware=hardware, workers=max(1, workers))
