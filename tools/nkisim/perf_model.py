@@ -236,12 +236,13 @@ class _Scheduler:
         return track, end, issue_end
 
     def _slot(self, ev: TraceEvent, ready: float, busy: float) -> float:
-        """Earliest start at or after `ready` where the engine (and, on trn1, its shared SBUF/PSUM
-        port, S1) is idle for `busy`. Like the compiler's static schedule, a later instruction may
-        fill an idle gap its engine left while waiting for an earlier one's operands."""
+        """Earliest start at or after `ready` once the engine has issued everything before it (each
+        engine's sequencer runs its instruction stream in order, S1) and, on trn1, the shared
+        SBUF/PSUM port (S1) is idle for `busy`."""
         track = ev.engine._value_
-        resources = [self.engines[track]] + self._ports(ev, track)
-        start = ready
+        engine = self.engines[track]
+        resources = [engine] + self._ports(ev, track)
+        start = max(ready, engine.ends[-1]) if engine.ends else ready
         for _ in range(16):
             t = start
             for r in resources:
