@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from accelopt_graph.kvstore import KeyValueTable
 from accelopt_graph.settings import ModelSettings, Settings
 from accelopt_graph.types import ROLES, LLMCall, Role, short_hash
 
@@ -95,18 +94,8 @@ class LLMCache:
     """
 
     def __init__(self, path: str | Path | None) -> None:
-        self.path = Path(path) if path is not None else None
-        self._lock = threading.Lock()
-        self._memory: dict[str, CachedReply] = {}
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
-                db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-
-    def _connect(self) -> sqlite3.Connection:
-        from accelopt_graph.rundir import connect_sqlite
-
-        return connect_sqlite(self.path)
+        self._table = KeyValueTable(path, "replies")
+        self.path = self._table.path
 
     @staticmethod
     def key(role: str, model: str, messages: Sequence[BaseMessage], call_key: str) -> str:
@@ -114,29 +103,14 @@ class LLMCache:
         return short_hash(payload, length=32)
 
     def get(self, key: str) -> CachedReply | None:
-        with self._lock:
-            if key in self._memory:
-                return self._memory[key]
-            if self.path is None:
-                return None
-            with self._connect() as db:
-                row = db.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
-        return CachedReply(**json.loads(row[0])) if row else None
+        value = self._table.get(key)
+        return CachedReply(**json.loads(value)) if value is not None else None
 
     def put(self, key: str, reply: CachedReply) -> None:
-        with self._lock:
-            self._memory[key] = reply
-            if self.path is None:
-                return
-            with self._connect() as db:
-                db.execute("INSERT OR REPLACE INTO replies (key, value) VALUES (?, ?)",
-                           (key, json.dumps(reply.__dict__)))
+        self._table.put(key, json.dumps(reply.__dict__))
 
     def __len__(self) -> int:
-        if self.path is None:
-            return len(self._memory)
-        with self._connect() as db:
-            return db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+        return len(self._table)
 
 
 def usage_of(message: AIMessage) -> tuple[int, int, int]:

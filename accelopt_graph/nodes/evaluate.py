@@ -4,7 +4,8 @@ from __future__ import annotations
 import asyncio
 
 from accelopt_graph.context import OptimizerContext
-from accelopt_graph.tools.backend import EvalResult, EvalStatus, normalized_code_hash
+from accelopt_graph.eval_cache import code_hash
+from accelopt_graph.tools.backend import EvalResult, EvalStatus
 
 
 async def evaluate_code(ctx: OptimizerContext, code: str) -> tuple[EvalResult, bool]:
@@ -17,13 +18,13 @@ async def evaluate_code(ctx: OptimizerContext, code: str) -> tuple[EvalResult, b
     stop = ctx.ledger.stop_reason()
     if stop is not None:
         return EvalResult(status=EvalStatus.BENCH_ERROR, error=f"skipped: {stop}",
-                          code_hash=normalized_code_hash(code), backend=settings.backend,
+                          code_hash=code_hash(code), backend=settings.backend,
                           hardware=settings.hardware), False
     try:
         result = await asyncio.to_thread(ctx.backend.evaluate, ctx.task, code, settings)
     except Exception as err:  # noqa: BLE001 - the run must survive a backend failure
         result = EvalResult(status=EvalStatus.BENCH_ERROR, error=f"{type(err).__name__}: {err}"[-4000:],
-                            code_hash=normalized_code_hash(code), backend=settings.backend,
+                            code_hash=code_hash(code), backend=settings.backend,
                             hardware=settings.hardware)
     else:
         ctx.eval_cache.put(ctx.task, code, settings, result)

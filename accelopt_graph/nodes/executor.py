@@ -7,12 +7,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from accelopt_graph.context import OptimizerContext
+from accelopt_graph.eval_cache import code_hash
 from accelopt_graph.llm import call_role, messages_for
 from accelopt_graph.nodes.evaluate import evaluate_code
 from accelopt_graph.parsing import extract_kernel
 from accelopt_graph.prompting import render
 from accelopt_graph.state import ExecuteBranch, FixBranch
-from accelopt_graph.tools.backend import EvalResult, EvalStatus, normalized_code_hash
+from accelopt_graph.tools.backend import EvalResult, EvalStatus
 from accelopt_graph.types import Candidate, LLMCall, short_hash
 
 # Failures the fixer can act on (algorithm.md, "Fix"); `no_code` and `rejected` are not repairable.
@@ -56,7 +57,7 @@ async def execute(state: ExecuteBranch, runtime: Runtime[OptimizerContext]) -> C
     else:
         result, cached = await evaluate_code(ctx, code)
     sample = Candidate(id=sid, parent_id=parent.id, plan_id=plan.id, plan=plan.text, code=code,
-                       code_hash=normalized_code_hash(code) if code else "", result=result, iteration=iteration,
+                       code_hash=code_hash(code) if code else "", result=result, iteration=iteration,
                        lineage=(*parent.lineage, parent.id),
                        order=(iteration + 1, state["rank"], plan.index, state["sample_index"]), cached=cached)
     return route_sample(ctx, state, sample, outcome.calls, attempt=0)

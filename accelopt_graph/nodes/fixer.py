@@ -8,12 +8,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from accelopt_graph.context import OptimizerContext
+from accelopt_graph.eval_cache import code_hash
 from accelopt_graph.llm import call_role, messages_for
 from accelopt_graph.nodes.evaluate import evaluate_code
 from accelopt_graph.nodes.executor import extract_for, route_sample, task_prompt_vars
 from accelopt_graph.prompting import render
 from accelopt_graph.state import FixBranch
-from accelopt_graph.tools.backend import EvalStatus, normalized_code_hash
+from accelopt_graph.tools.backend import EvalStatus
 from accelopt_graph.types import FixAttempt
 
 
@@ -32,7 +33,7 @@ async def fix(state: FixBranch, runtime: Runtime[OptimizerContext]) -> Command[L
         return route_sample(ctx, state, sample, outcome.calls, attempt=ctx.settings.search.fixer_steps)
     result, cached = await evaluate_code(ctx, outcome.value)
     step = FixAttempt(attempt=attempt, error_seen=failed.result.error[-500:], status=result.status,
-                      code_hash=normalized_code_hash(outcome.value))
+                      code_hash=code_hash(outcome.value))
     sample = failed.model_copy(update={"code": outcome.value, "code_hash": step.code_hash, "result": result,
                                        "cached": cached, "fix_chain": (*failed.fix_chain, step)})
     return route_sample(ctx, state, sample, outcome.calls, attempt=attempt)

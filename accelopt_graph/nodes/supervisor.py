@@ -9,13 +9,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite, Send
 
 from accelopt_graph.context import OptimizerContext
+from accelopt_graph.eval_cache import code_hash
 from accelopt_graph.memory.selection import PairCandidate, select_pairs
 from accelopt_graph.nodes.evaluate import evaluate_code
 from accelopt_graph.search.beam import best_candidate, select_beam
 from accelopt_graph.search.plans import merge_duplicate_plans
 from accelopt_graph.search.stopping import stop_reason
 from accelopt_graph.state import CandidateBranch, ExecuteBranch, OptimizerState, SummarizeBranch
-from accelopt_graph.tools.backend import normalized_code_hash
 from accelopt_graph.types import Candidate, ExperiencePair, Plan, speedup
 
 BASELINE_ID = "baseline"
@@ -31,7 +31,7 @@ async def start(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> di
     if not code:
         raise ValueError(f"task {ctx.task.name!r} has no baseline_code to start from")
     result, cached = await evaluate_code(ctx, code)
-    baseline = Candidate(id=BASELINE_ID, code=code, code_hash=normalized_code_hash(code), result=result,
+    baseline = Candidate(id=BASELINE_ID, code=code, code_hash=code_hash(code), result=result,
                          iteration=0, order=(0,), cached=cached)
     ctx.emit({"event": "candidate", "iteration": 0, "id": baseline.id, "parent_id": None,
               "status": result.status.value, "latency_ms": result.latency_ms,
