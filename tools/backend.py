@@ -52,6 +52,9 @@ class EvalResult(BaseModel):
     seeds: tuple[int, ...] = ()
     wall_s: float | None = None  # time the evaluation itself took
     details: dict[str, Any] = Field(default_factory=dict)  # backend-specific extras (flags, files)
+    # Why a `rejected` result is flagged for review: "sandbox_policy", "trace_tampering" or
+    # "below_peak" (a latency under the task's physical peak); empty when not flagged.
+    flag: str = ""
 
     @property
     def is_correct(self) -> bool:

@@ -89,7 +89,7 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
         return result(EvalStatus.COMPILE_ERROR, error=f"kernel.py: {type(exc).__name__}: {exc}")
     if policy and (violation := check_kernel_source(code)):
         return result(EvalStatus.REJECTED, error=violation.message(),
-                      details={"flagged": True, "flag": "sandbox_policy"})
+                      flag="sandbox_policy")
     plan = plan_cases(task, settings.seeds)
     inputs = [task.kernel_inputs(s, c) for s, c in plan.pairs]
     job = SandboxJob(code=code, cases=inputs, engine=engine, trace_cases=frozenset({plan.timed}),
@@ -120,7 +120,7 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
                                 f"{list(getattr(task, 'forbidden_dtypes', ()))}")
         if bad := trace_inconsistency(timed_run.trace, timed_run.outputs):
             return result(EvalStatus.REJECTED, rel_l2=worst, error=bad,
-                          details={**base["details"], "flagged": True, "flag": "trace_tampering"})
+                          flag="trace_tampering")
     if measure is None:  # functional pre-check only (e.g. the Neuron SDK's simulator)
         return result(EvalStatus.OK, rel_l2=worst, details={**base["details"], "check_only": True})
     try:
@@ -131,10 +131,10 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
     timing = {"latency_ms": m.latency_ms, "latency_stats": m.latency_stats,
               "counters": m.counters, "peak_latency_ms": peak_ms, "rel_l2": worst}
     details = {**base["details"], **m.details, "timed_case": _label(*plan.pairs[plan.timed])}
-    if flag := below_peak(m.latency_ms, peak_ms):
-        return result(EvalStatus.REJECTED, error=flag, **{**timing, "latency_ms": None},
-                      details={**details, "flagged": True, "flag": "below_peak",
-                               "claimed_latency_ms": m.latency_ms})
+    if why := below_peak(m.latency_ms, peak_ms):
+        return result(EvalStatus.REJECTED, error=why, flag="below_peak",
+                      details={**details, "claimed_latency_ms": m.latency_ms},
+                      **{**timing, "latency_ms": None})
     return result(EvalStatus.OK, percent_of_peak=100.0 * peak_ms / m.latency_ms if peak_ms else None,
                   details=details, **timing)
 

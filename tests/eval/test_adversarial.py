@@ -70,7 +70,7 @@ def test_attacks_with_the_policy_on(tasks):
     got = {name: r.status for name, r in results.items()}
     assert got == {name: exp[1] for name, exp in EXPECTED.items()}
     assert time.perf_counter() - start < 120
-    flagged = {n for n, r in results.items() if r.details.get("flagged")}
+    flagged = {n for n, r in results.items() if r.flag}
     assert flagged == {n for n, exp in EXPECTED.items() if exp[1] is S.REJECTED}
     assert "large" in results["softmax_no_max.py"].error
     assert "NaN" in results["partial_write.py"].error
@@ -88,8 +88,8 @@ def test_attacks_with_the_policy_off_are_caught_by_confinement_and_trusted_check
     honest = results["honest_silu.py"]
     # the patch ran in the sandbox only: the parent's performance model gave the honest latency
     assert results["patches_perf_model.py"].latency_ms == honest.latency_ms
-    assert results["hides_trace.py"].details["flag"] == "trace_tampering"
+    assert results["hides_trace.py"].flag == "trace_tampering"
     below = results["below_peak_claim.py"]
-    assert below.details["flag"] == "below_peak" and below.details["claimed_latency_ms"] < below.peak_latency_ms
+    assert below.flag == "below_peak" and below.details["claimed_latency_ms"] < below.peak_latency_ms
     assert "Operation not permitted" in results["forks.py"].error
     assert "Permission denied" in results["reads_parent_memory.py"].error

@@ -42,7 +42,7 @@ def test_empty_code_is_no_code_and_syntax_error_is_compile_error():
 
 def test_policy_violation_is_rejected_and_flagged_without_running():
     r = evaluate("import os\ndef kernel(a, b):\n    return a + b\n")
-    assert r.status is EvalStatus.REJECTED and r.details["flag"] == "sandbox_policy"
+    assert r.status is EvalStatus.REJECTED and r.flag == "sandbox_policy"
     assert "import of 'os'" in r.error and "sandbox" not in r.details
 
 
@@ -61,7 +61,7 @@ def test_same_values_in_another_c_order_shape_pass():
 def test_latency_below_physical_peak_is_rejected_and_flagged():
     r = evaluate(ADD, AddTask(peak_ms=5.0))
     assert r.status is EvalStatus.REJECTED and r.latency_ms is None and not r.is_correct
-    assert r.details["flagged"] and r.details["flag"] == "below_peak"
+    assert r.flag == "below_peak"
     assert r.details["claimed_latency_ms"] == 1.0 and "physical peak" in r.error
 
 
