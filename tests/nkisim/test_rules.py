@@ -159,3 +159,29 @@ def test_operand_masks_are_reported_unsupported(rng):
 
     with pytest.raises(SimUnsupportedError, match="operand masks"):
         nkisim.simulate_kernel(kernel, _arr(rng, 128, 64))
+
+
+def test_carried_dependency_found_in_the_trace(kernels, rng):
+    m = kernels("rules")
+    x = _arr(rng, 8, 128, 64)
+    res = nkisim.run_kernel(m.affine_dependency_bad, (x,))
+    assert any("reads `run` written by another iteration" in w for w in res.warnings)
+    with pytest.raises(SimCompileError, match="another iteration") as info:
+        nkisim.run_kernel(m.affine_dependency_bad, (x,), strict_affine=True)
+    assert info.value.code == "err_unexpected_output_dependencies"
+    assert nkisim.run_kernel(m.affine_dependency_ok, (x,), strict_affine=True).warnings == []
+    # accumulation in an affine loop (PSUM +=, acc = acc + x) is allowed
+    assert nkisim.run_kernel(m.scope_ok, (x[:4],), strict_affine=True).warnings == []
+
+
+def test_write_write_conflict_across_affine_iterations(rng):
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x):
+        out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(4):
+            nl.store(out, value=nl.load(x[i]))  # every iteration writes all of `out`
+        return out
+
+    with pytest.raises(SimCompileError, match="writes elements of `out`"):
+        nkisim.run_kernel(kernel, (_arr(rng, 4, 128, 64),), strict_affine=True)

@@ -100,7 +100,7 @@ class LatencyBreakdown:
 class _Scheduler:
     def __init__(self, spec: HardwareSpec) -> None:
         self.spec = spec
-        self.engines = {t: Timeline() for t in COMPUTE_TRACKS}
+        self.engine_free = dict.fromkeys(COMPUTE_TRACKS, 0.0)  # in-order issue: one pointer each
         self.ports = {"sbuf_vector_gpsimd": Timeline(), "psum_vector_scalar": Timeline()}
         self.queue_free = [0.0] * spec.dma_queues
         self.rings = [Timeline()]
@@ -225,10 +225,10 @@ class _Scheduler:
             cost = instruction_cost(ev, self.spec)
             start = self._slot(ev, ready, cost.busy_s)
         track = cost.track
-        self.engines[track].reserve(start, cost.busy_s)
         for p in self._ports(ev, track):
             p.reserve(start, cost.busy_s)
         issue_end = start + cost.busy_s
+        self.engine_free[track] = issue_end
         end = issue_end + cost.latency_s
         self.busy[track] += cost.busy_s
         self.count[track] += 1
@@ -240,12 +240,11 @@ class _Scheduler:
         engine's sequencer runs its instruction stream in order, S1) and, on trn1, the shared
         SBUF/PSUM port (S1) is idle for `busy`."""
         track = ev.engine._value_
-        engine = self.engines[track]
-        resources = [engine] + self._ports(ev, track)
-        start = max(ready, engine.ends[-1]) if engine.ends else ready
+        start = max(ready, self.engine_free[track])
+        ports = self._ports(ev, track)
         for _ in range(16):
             t = start
-            for r in resources:
+            for r in ports:
                 t = r.earliest(t, busy)[0]
             if t == start:
                 break

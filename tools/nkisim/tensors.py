@@ -8,7 +8,9 @@ holds one instruction, not an instruction plus a copy.
 """
 from __future__ import annotations
 
+import linecache
 import math
+import re
 
 import numpy as np
 
@@ -383,10 +385,21 @@ def tile_bytes_per_partition(shape: tuple, pdim: int, dtype) -> int:
     return math.prod(shape[pdim + 1:]) * dtype.itemsize
 
 
+_ASSIGNED_NAME = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")
+
+
+def _name_from_source(site: tuple[str, int]) -> str:
+    """`acc` for `acc = nl.zeros(...)`: the kernel's own name for an allocation, for messages."""
+    m = _ASSIGNED_NAME.match(linecache.getline(site[0], site[1])) if site[1] else None
+    return m.group(1) if m else ""
+
+
 def allocate(shape, dtype, space: MemorySpace, *, name: str = "", fill=None,
              role: str = "alloc") -> Tensor:
     """A new tensor; fresh memory is NaN (ints: 4) unless `fill` is given (trainium.md §7.6)."""
     run = current()
+    site = caller()
+    name = name or _name_from_source(site)
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     shape = tuple(shape)
@@ -416,7 +429,7 @@ def allocate(shape, dtype, space: MemorySpace, *, name: str = "", fill=None,
     if fill is not None:
         t.written = True
     if not space.is_hbm:
-        run.memory.allocate(t.tid, space.name, per_part, name or "tile", caller(),
+        run.memory.allocate(t.tid, space.name, per_part, name or "tile", site,
                             per_part * math.prod(shape[:pdim]))
     elif space is SHARED_HBM:
         run.shared.append(t)
