@@ -8,7 +8,7 @@ from langgraph.graph import END, START, StateGraph
 
 from accelopt_graph.context import OptimizerContext, make_context
 from accelopt_graph.graph import build_graph, compile_graph
-from accelopt_graph.memory.store import NullExperienceStore
+from accelopt_graph.memory.store import NullExperienceStore, open_store
 from accelopt_graph.types import Candidate
 
 from .conftest import marker_models, small_settings
@@ -142,3 +142,25 @@ def test_round_waits_for_fixer_chains_of_any_length(tmp_path, marker_task):
     assert [e["iteration"] for e in events if e["event"] == "iteration_done"] == [0, 1]
     assert sorted(len(c.fix_chain) for c in out["history"] if c.iteration == 0 and c.parent_id) == [0, 0, 2, 2]
     assert out["best"].latency_ms == 7.0
+
+
+def test_faithful_run_flips_negative_pairs_and_hides_the_speedup(tmp_path, marker_task):
+    models = marker_models()
+    scripted = type(models["executor"])
+    models["planner"] = scripted(rules=[("proposal 1 of", '{"title": "Good idea", "change": "a"}'),
+                                        ("proposal 2 of", '{"title": "Bad idea", "change": "b"}')])
+    models["executor"] = scripted(rules=[
+        ("Title: Good idea", "```python\n@nki.jit\ndef kernel(x):\n    LATENCY_MS = 8.0\n    return x\n```"),
+        ("Title: Bad idea", "```python\n@nki.jit\ndef kernel(x):\n    LATENCY_MS = 20.0\n    return x\n```")])
+    store = open_store(small_settings(tmp_path).memory)
+    settings = small_settings(tmp_path, iterations=0, faithful=True)
+    ctx = make_context(settings, marker_task, models=models, backend=MarkerBackend(), store=store,
+                       run_dir=tmp_path / "run")
+    out, _ = run(ctx, marker_task)
+    stored = [store.get(i) for i in out["experiences_added"]]
+    assert sorted(round(e.speedup, 3) for e in stored) == [1.25, 2.0]  # 10 -> 8, and 20 -> 10 flipped
+    assert all(e.polarity == "positive" for e in stored)
+    prompts = models["summarizer"].calls
+    assert len(prompts) == 2 and not any("faster (before / after" in p or "SLOWER" in p for p in prompts)
+    flipped = next(p for p in prompts if "LATENCY_MS = 20.0" in p)
+    assert flipped.index("LATENCY_MS = 20.0") < flipped.index("LATENCY_MS = 10.0")  # slow sample shown first
