@@ -7,6 +7,7 @@ the same as in the optimizer. Tasks come from a mapping or a resolver such as
 """
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Callable, Mapping
 
 from langchain_core.tools import StructuredTool
@@ -65,9 +66,14 @@ def make_kernel_tools(backend: KernelBackend, tasks: TaskSource, *,
              tool_settings: EvalSettings) -> StructuredTool:
         def call(task: str, code: str) -> dict[str, Any]:
             return view(backend.evaluate(_resolve(tasks, task), code, tool_settings))
-        call.__name__ = name
-        return StructuredTool.from_function(func=call, name=name, description=description,
-                                            args_schema=KernelInput)
+
+        async def acall(task: str, code: str) -> dict[str, Any]:
+            # evaluate blocks on a device slot and a sandbox: keep it off the event loop
+            return await asyncio.to_thread(call, task, code)
+
+        call.__name__ = acall.__name__ = name
+        return StructuredTool.from_function(func=call, coroutine=acall, name=name,
+                                            description=description, args_schema=KernelInput)
 
     return [
         tool("compile_kernel", "Check that an NKI kernel compiles (and loads) for a task; "

@@ -73,3 +73,11 @@ def test_task_resolver_callable_is_accepted():
     tools = make_kernel_tools(backend, lambda name: AddTask(name=name))
     assert tools[2].invoke({"task": "silu", "code": "K"})["correct"]
     assert backend.calls[0][0] == "silu"
+
+
+def test_async_invocation_runs_off_the_event_loop():
+    import asyncio
+
+    _, tools = tools_for(EvalStatus.OK)
+    out = asyncio.run(tools["profile_kernel"].ainvoke({"task": "tiny_add", "code": "K"}))
+    assert out["latency_ms"] == 2.0
