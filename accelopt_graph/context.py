@@ -40,6 +40,7 @@ class OptimizerContext:
     run_id: str = ""
     run_dir: Path | None = None
     on_event: Callable[[dict[str, Any]], None] | None = None  # extra event sink besides the stream
+    owns_backend: bool = False  # make_context built the backend, so `close` shuts it down
 
     def __post_init__(self) -> None:
         missing = [role for role in ROLES if role not in self.models]
@@ -74,6 +75,13 @@ class OptimizerContext:
         info = self.backend.hardware_info(self.settings.backend.hardware)
         return knowledge_pack(str(info.get("knowledge_pack", "nki")))
 
+    def close(self) -> None:
+        """Close the caches' databases and a backend this context built (its worker processes)."""
+        self.eval_cache.close()
+        self.llm_cache.close()
+        if self.owns_backend and hasattr(self.backend, "close"):
+            self.backend.close()
+
     def emit(self, event: dict[str, Any]) -> None:
         """Send a custom stream event (ignored outside a graph run) and to `on_event`."""
         from langgraph.config import get_stream_writer
@@ -100,6 +108,7 @@ def make_context(settings: Settings, task: KernelTask, *, models: Mapping[str, B
     run_path.mkdir(parents=True, exist_ok=True)
     if models is None:
         models = make_models(settings)
+    owns_backend = backend is None
     if backend is None:
         backend = _make_backend(settings)
     if store is None and settings.memory.enabled:
@@ -107,7 +116,7 @@ def make_context(settings: Settings, task: KernelTask, *, models: Mapping[str, B
     return OptimizerContext(settings=settings, task=task, models=models, backend=backend, store=store,
                             eval_cache=EvalCache(run_path / EVAL_CACHE_FILE),
                             llm_cache=LLMCache(run_path / LLM_CACHE_FILE),
-                            run_id=run_id, run_dir=run_path)
+                            run_id=run_id, run_dir=run_path, owns_backend=owns_backend)
 
 
 def _make_backend(settings: Settings) -> KernelBackend:

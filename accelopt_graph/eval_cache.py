@@ -56,3 +56,6 @@ class EvalCache:
 
     def __len__(self) -> int:
         return len(self._table)
+
+    def close(self) -> None:
+        self._table.close()

@@ -30,8 +30,13 @@ class KeyValueTable:
             self._db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db.commit()
 
+    def _check_open(self) -> None:
+        if self.path is not None and self._db is None:
+            raise RuntimeError(f"{self.path}: table {self.table!r} used after close()")
+
     def get(self, key: str) -> str | None:
         with self._lock:
+            self._check_open()
             if key in self._memory or self._db is None:
                 return self._memory.get(key)
             row = self._db.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
@@ -41,6 +46,7 @@ class KeyValueTable:
 
     def put(self, key: str, value: str) -> None:
         with self._lock:
+            self._check_open()
             self._memory[key] = value
             if self._db is not None:
                 self._db.execute(f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", (key, value))

@@ -112,6 +112,9 @@ class LLMCache:
     def __len__(self) -> int:
         return len(self._table)
 
+    def close(self) -> None:
+        self._table.close()
+
 
 def usage_of(message: AIMessage) -> tuple[int, int, int]:
     """Return (prompt, completion, reasoning) tokens from a response's usage metadata (0 if absent)."""

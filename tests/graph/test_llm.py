@@ -95,3 +95,10 @@ def test_eval_cache_persists_and_keys_on_settings(tmp_path, marker_task):
     assert reopened.get(marker_task, "x = 1", EvalSettings(seeds=(0,))) is None
     reopened.put(marker_task, "y = 2", EvalSettings(), EvalResult(status=EvalStatus.TIMEOUT))
     assert reopened.get(marker_task, "y = 2", EvalSettings()) is None  # timeouts are not replayed
+
+
+def test_closed_cache_refuses_use(tmp_path, marker_task):
+    cache = EvalCache(tmp_path / "e.sqlite")
+    cache.close()
+    with pytest.raises(RuntimeError, match="used after close"):
+        cache.get(marker_task, "x = 1", EvalSettings())

@@ -108,7 +108,9 @@ MATMUL = Script(
 
 @pytest.fixture(scope="module")
 def backend():
-    return make_backend("nkisim", workers=2)
+    backend = make_backend("nkisim", workers=2)
+    yield backend
+    backend.close()
 
 
 @pytest.mark.slow
