@@ -8,14 +8,22 @@ parses; it never executes the code. It is not the security boundary: the confine
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 ALLOWED_IMPORTS = frozenset({"neuronxcc", "nki", "numpy", "math", "functools", "itertools",
-                             "operator", "typing", "__future__", "collections"})
+                             "typing", "__future__", "collections"})
 FORBIDDEN_NAMES = frozenset({"__import__", "eval", "exec", "compile", "open", "globals", "locals",
                              "vars", "getattr", "setattr", "delattr", "breakpoint", "input",
                              "memoryview", "__builtins__", "exit", "quit", "help", "dir", "type",
-                             "object", "super", "classmethod", "staticmethod", "property"})
+                             "object", "super", "classmethod", "staticmethod", "property",
+                             # reflection by string: attribute lookups the AST check cannot see
+                             "attrgetter", "methodcaller", "get_type_hints", "ForwardRef"})
+# Attribute names refused on any object (e.g. `functools.partial(...).func` is fine, `typing.get_type_hints` is not).
+_FORBIDDEN_ATTRS = frozenset({"attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "eval",
+                              "exec", "compile", "open", "getattr", "setattr", "delattr", "globals",
+                              "locals", "vars"})
+_DUNDER = re.compile(r"__\w+__")
 # NumPy's file, ctypes and test helpers: a kernel never needs them, a reward hack might.
 FORBIDDEN_NUMPY_ATTRS = frozenset({"load", "save", "savez", "savez_compressed", "fromfile",
                                    "tofile", "loadtxt", "savetxt", "genfromtxt", "memmap", "lib",
@@ -69,9 +77,13 @@ def _check_node(node: ast.AST, numpy_names: set[str]) -> PolicyViolation | None:
                     return PolicyViolation(line, f"numpy.{alias.name} is not allowed in kernels")
     elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
         return PolicyViolation(line, f"use of {node.id!r} is not allowed")
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DUNDER.search(node.value):
+        return PolicyViolation(line, "dunder names inside strings are not allowed")
     elif isinstance(node, ast.Attribute):
         if node.attr.startswith("__") and node.attr.endswith("__"):
             return PolicyViolation(line, f"dunder attribute {node.attr!r} is not allowed")
+        if node.attr in _FORBIDDEN_ATTRS:
+            return PolicyViolation(line, f"attribute {node.attr!r} is not allowed")
         if (isinstance(node.value, ast.Name) and node.value.id in numpy_names
                 and node.attr in FORBIDDEN_NUMPY_ATTRS):
             return PolicyViolation(line, f"{node.value.id}.{node.attr} is not allowed in kernels")

@@ -39,6 +39,9 @@ def test_plain_nki_kernel_passes_the_policy():
     ("import numpy as np\nx = np.load('ref.npy')", "np.load"),
     ("from numpy import fromfile", "numpy.fromfile"),
     ("x = getattr(int, 'real')", "'getattr'"),
+    ("import operator", "'operator'"),
+    ("import functools\nx = functools.partial(print, '__class__')", "dunder names inside strings"),
+    ("import typing\nx = typing.get_type_hints(len)", "'get_type_hints'"),
 ])
 def test_policy_refuses_escape_hatches_with_the_line(snippet, needle):
     v = check_kernel_source("a = 1\n" + snippet + "\n")
