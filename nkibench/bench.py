@@ -9,6 +9,7 @@ adversarial case), which the test suite does at reduced sizes for every baseline
 """
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -93,16 +94,30 @@ def bench_task(task: Task, code: str | None, *, backend: KernelBackend, settings
         return BenchRow(status=EvalStatus.NO_CODE.value, error=f"kernel file {kernel} not found", **row)
     cases = task.check_cases() if full_check else [(task.bench_seed, None)]
     seeds = tuple(dict.fromkeys(s for s, c in cases if c is None))
+    # The oracle runs here while the sandbox runs the kernel (it waits on a child process), so the
+    # evaluation finds the references cached; a failure here resurfaces in the evaluation itself.
+    prefetch = threading.Thread(target=_prefetch_references, args=(task, cases), daemon=True)
+    prefetch.start()
     try:
         result: EvalResult = backend.evaluate(_BenchCases(task, cases), code,
                                               settings.model_copy(update={"seeds": seeds}))
     except Exception as exc:  # a bug in a backend must not take the whole bench down
         return BenchRow(status=EvalStatus.BENCH_ERROR.value, error=f"{type(exc).__name__}: {exc}",
                         wall_s=time.perf_counter() - start, **row)
+    finally:
+        prefetch.join()
     fraction = peak.latency_ms / result.latency_ms if result.is_correct and result.latency_ms else None
     return BenchRow(status=result.status.value, latency_ms=result.latency_ms, source=result.source,
                     fraction_of_peak=fraction, rel_l2=result.rel_l2, error=result.error,
                     counters=dict(result.counters), wall_s=time.perf_counter() - start, **row)
+
+
+def _prefetch_references(task: Task, cases: Sequence[tuple[int, Case]]) -> None:
+    for seed, case in cases:
+        try:
+            task.reference_outputs(seed, case)
+        except Exception:  # noqa: BLE001 - reported by the evaluation, which computes it again
+            return
 
 
 def run_bench(tasks: Sequence[Task], *, backend: KernelBackend, settings: EvalSettings,

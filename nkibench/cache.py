@@ -25,6 +25,7 @@ class ArrayCache:
         self._items: OrderedDict[Hashable, tuple[list, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._computing: dict[Hashable, threading.Lock] = {}
         self.hits = self.misses = 0
 
     @property
@@ -32,25 +33,32 @@ class ArrayCache:
         return self._bytes
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], Sequence]) -> list:
+        """Return the cached value of `key`, computing it once even when threads ask at the same time."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 self.hits += 1
                 return list(self._items[key][0])
-        self.misses += 1
-        values = list(compute())
-        for v in values:
-            if isinstance(v, np.ndarray):
-                v.setflags(write=False)
-        size = sum(v.nbytes for v in values if isinstance(v, np.ndarray))
-        if size <= self.max_bytes:
+            key_lock = self._computing.setdefault(key, threading.Lock())
+        with key_lock:
             with self._lock:
-                if key not in self._items:
+                if key in self._items:  # another thread computed it while this one waited
+                    self.hits += 1
+                    return list(self._items[key][0])
+            self.misses += 1
+            values = list(compute())
+            for v in values:
+                if isinstance(v, np.ndarray):
+                    v.setflags(write=False)
+            size = sum(v.nbytes for v in values if isinstance(v, np.ndarray))
+            with self._lock:
+                if size <= self.max_bytes and key not in self._items:
                     self._items[key] = (values, size)
                     self._bytes += size
-                while self._bytes > self.max_bytes:
-                    _, (_, old) = self._items.popitem(last=False)
-                    self._bytes -= old
+                    while self._bytes > self.max_bytes:
+                        _, (_, old) = self._items.popitem(last=False)
+                        self._bytes -= old
+                self._computing.pop(key, None)
         return list(values)
 
     def clear(self) -> None:

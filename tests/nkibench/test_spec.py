@@ -87,3 +87,32 @@ def test_task_pickles_with_its_parameters():
     clone = pickle.loads(pickle.dumps(task))
     assert clone.parameters == task.parameters and clone.name == "gqa_full"
     assert np.array_equal(clone.reference_outputs(0)[0], task.reference_outputs(0)[0])
+
+
+def test_cache_computes_a_key_once_across_threads_and_respects_its_bound():
+    import threading
+    import time
+
+    from accelopt_graph.nkibench.cache import ArrayCache
+
+    cache = ArrayCache(max_bytes=1000)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.05)
+        return [np.zeros(10, np.float32)]
+
+    threads = [threading.Thread(target=cache.get_or_compute, args=("k", compute)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and cache.nbytes == 40
+    (value,) = cache.get_or_compute("k", compute)
+    assert not value.flags.writeable
+    cache.get_or_compute("big", lambda: [np.zeros(1000, np.float32)])  # 4000 bytes: never cached
+    assert cache.nbytes == 40
+    for i in range(30):  # 30 x 40 bytes: the oldest entries are evicted
+        cache.get_or_compute(i, lambda: [np.zeros(10, np.float32)])
+    assert cache.nbytes <= 1000
