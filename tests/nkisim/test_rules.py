@@ -185,3 +185,17 @@ def test_write_write_conflict_across_affine_iterations(rng):
 
     with pytest.raises(SimCompileError, match="writes elements of `out`"):
         nkisim.run_kernel(kernel, (_arr(rng, 4, 128, 64),), strict_affine=True)
+
+
+def test_shared_hbm_only_at_top_level(rng):
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x):
+        for i in nl.affine_range(1):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            nl.store(out, value=nl.load(x))
+        return out
+
+    with pytest.raises(SimCompileError, match="top level") as info:
+        nkisim.simulate_kernel(kernel, _arr(rng, 128, 8))
+    assert info.value.code == "err_shared_hbm_must_in_kernel_level"

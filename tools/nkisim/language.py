@@ -111,19 +111,19 @@ def full(shape, fill_value, dtype=float32, *, buffer=None, name: str = "", **kwa
 
 
 def zeros_like(a, dtype=None, *, buffer=None, name: str = "", **kwargs) -> Tensor:
-    return zeros(a.shape, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
+    return zeros(a.shape, dtype or a.dtype, buffer=buffer or SBUF, name=name)
 
 
 def ones_like(a, dtype=None, *, buffer=None, name: str = "", **kwargs) -> Tensor:
-    return ones(a.shape, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
+    return ones(a.shape, dtype or a.dtype, buffer=buffer or SBUF, name=name)
 
 
 def empty_like(a, dtype=None, *, buffer=None, name: str = "", **kwargs) -> Tensor:
-    return ndarray(a.shape, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
+    return ndarray(a.shape, dtype or a.dtype, buffer=buffer or SBUF, name=name)
 
 
 def full_like(a, fill_value, dtype=None, *, buffer=None, name: str = "", **kwargs) -> Tensor:
-    return full(a.shape, fill_value, dtype or a.dtype, buffer=buffer or a.buffer, name=name)
+    return full(a.shape, fill_value, dtype or a.dtype, buffer=buffer or SBUF, name=name)
 
 
 def shared_constant(constant, dtype=None, **kwargs) -> Tensor:

@@ -127,6 +127,9 @@ class _TileOps:
     def broadcast_to(self, shape):
         return OPERATORS["broadcast_to"](self, shape)
 
+    def __len__(self) -> int:
+        return self.shape[0] if self.shape else 1
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -183,9 +186,6 @@ class Tensor(_TileOps):
         if value is ASSIGNED:
             return
         assign(View(self, key), value)
-
-    def __len__(self) -> int:
-        return self.shape[0]
 
     def reshape(self, shape) -> "Tensor":
         """HBM tensors may be reshaped (a new view of the same bytes)."""
@@ -410,6 +410,10 @@ def allocate(shape, dtype, space: MemorySpace, *, name: str = "", fill=None,
     if any(s <= 0 for s in shape):
         raise SimCompileError(f"tensor `{name}` has a non-positive dimension in shape {shape}",
                               code="err_invalid_shape")
+    if space is SHARED_HBM and run.scope:
+        raise SimCompileError(f"nl.shared_hbm tensor `{name or 'tensor'}` must be created at the "
+                              "kernel's top level, not inside an affine_range / sequential_range "
+                              "loop", code="err_shared_hbm_must_in_kernel_level")
     if space is SHARED_HBM and run.shared_cursor < len(run.shared):
         t = run.shared[run.shared_cursor]  # the same shared_hbm tensor in every SPMD program
         run.shared_cursor += 1
