@@ -88,7 +88,10 @@ def serve() -> None:
     import importlib
 
     for name in PRELOAD:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a warm-up only: the child imports it again and
+            pass  # reports the failure as SandboxFailure for the evaluation that needs it
     # Orphans of a sandbox (a kernel that forked, when seccomp is off) become our children, so
     # they can be found and killed instead of escaping to init.
     ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
