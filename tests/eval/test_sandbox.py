@@ -130,3 +130,11 @@ def test_many_concurrent_launches_all_complete():
     with ThreadPoolExecutor(max_workers=12) as pool:
         runs = list(pool.map(lambda _: run_isolated(job), range(24)))
     assert [r.status for r in runs] == ["ok"] * 24
+
+
+def test_machinery_failure_raises_instead_of_blaming_the_kernel():
+    from accelopt_graph.tools.sandbox import SandboxFailure
+
+    with pytest.raises(SandboxFailure, match="'no_such_engine' engine failed before loading the kernel"):
+        run_isolated(SandboxJob(code="def kernel(a, b):\n    return a\n", cases=((X, X),),
+                                engine="no_such_engine", limits=SandboxLimits(timeout_s=20)))
