@@ -6,7 +6,7 @@ import math
 import pytest
 
 from accelopt_graph.ledger import budget_stop_reason, total, totals_by_iteration, totals_by_role
-from accelopt_graph.search.beam import best_candidate, select_beam
+from accelopt_graph.search.beam import best_candidate, rank, select_beam
 from accelopt_graph.search.plans import merge_duplicate_plans
 from accelopt_graph.search.stopping import stop_reason
 from accelopt_graph.settings import BudgetSettings
@@ -107,3 +107,19 @@ def test_ledger_totals_and_budget():
     assert budget_stop_reason(spent, evaluations=5, wall_s=0, budget=BudgetSettings(evaluations=5)) == "budget_evaluations"
     assert budget_stop_reason(spent, evaluations=0, wall_s=0, budget=BudgetSettings(tokens=700)) == "budget_tokens"
     assert budget_stop_reason(spent, evaluations=0, wall_s=61, budget=BudgetSettings(wall_s=60)) == "budget_wall_s"
+
+
+def hw(id, latency, spread, order):
+    result = EvalResult(status=EvalStatus.OK, latency_ms=latency, source="hardware",
+                        latency_stats={"spread": spread})
+    return Candidate(id=id, code=id, code_hash=id, result=result, order=order)
+
+
+def test_hardware_differences_within_the_spread_are_ties():
+    parent = hw("parent", 10.0, 0.01, (0,))
+    noise = hw("noise", 9.95, 0.01, (1, 0, 0, 0))  # 0.5% faster, inside the 1% spread
+    real = hw("real", 9.5, 0.01, (1, 0, 1, 0))
+    assert [c.id for c in rank([noise, parent, real])] == ["real", "parent", "noise"]
+    assert best_candidate([noise, parent]).id == "parent"
+    simulated = [cand("a", 9.95, order=(1,)), cand("b", 10.0, order=(0,))]
+    assert best_candidate(simulated).id == "a"  # the simulator is deterministic: no tolerance
