@@ -154,11 +154,16 @@ def main(workdir_arg: str) -> int:
         entry: dict[str, Any] = {"status": "ok", "error": "", "n_outputs": 0}
         try:
             outputs, trace = engine.run(kernel, inputs, trace=bool(case.get("trace")))
-            for j, out in enumerate(outputs):
-                _save(workdir / "out" / f"c{index}_o{j}.npy", out)
+            try:
+                for j, out in enumerate(outputs):
+                    _save(workdir / "out" / f"c{index}_o{j}.npy", out)
+                if trace is not None:
+                    (workdir / "out" / f"c{index}_trace.json").write_text(json.dumps(trace))
+            except OSError as exc:  # RLIMIT_FSIZE: Python ignores SIGXFSZ, so writes fail instead
+                limit = job["limits"]["file_limit_mb"] if job["confinement"] != "none" else "?"
+                raise OSError(f"the kernel's outputs (or trace) exceed the sandbox's output limit "
+                              f"of {limit} MiB per file ({exc})") from None
             entry["n_outputs"] = len(outputs)
-            if trace is not None:
-                (workdir / "out" / f"c{index}_trace.json").write_text(json.dumps(trace))
         except engine.compile_errors as exc:
             entry = {"status": "compile_error", "error": _error_text(exc, kernel_file)}
         except BaseException as exc:  # noqa: BLE001
