@@ -47,14 +47,6 @@ class Plan(BaseModel):
     error: str = ""
     merged_into: str | None = None  # id of the plan this near-duplicate was merged into
 
-    @property
-    def summary(self) -> str:
-        """Return the plan's one-line title, or the start of its text."""
-        if self.title:
-            return self.title
-        lines = self.text.strip().splitlines()
-        return lines[0][:120] if lines else ""
-
 
 class FixAttempt(BaseModel):
     """One fixer call on a failed sample: the error it saw and the status its rewrite got."""
@@ -129,14 +121,6 @@ class ExperiencePair(BaseModel):
     speedup: float
     polarity: Literal["positive", "negative"]
     plan: str = ""
-
-    @property
-    def slow(self) -> Candidate:
-        return self.parent if self.polarity == "positive" else self.sample
-
-    @property
-    def fast(self) -> Candidate:
-        return self.sample if self.polarity == "positive" else self.parent
 
 
 __all__ = [
