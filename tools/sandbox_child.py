@@ -168,6 +168,9 @@ def main(workdir_arg: str) -> int:
             entry = {"status": "compile_error", "error": _error_text(exc, kernel_file)}
         except BaseException as exc:  # noqa: BLE001
             entry = {"status": "runtime_error", "error": _error_text(exc, kernel_file)}
+            if isinstance(exc, MemoryError) and job["confinement"] == "strict":
+                entry["error"] += (f"(the sandbox's memory limit is "
+                                   f"{job['limits']['memory_limit_mb']} MiB)\n")
         entry["input_digests"] = [array_digest(value) for value in inputs]
         report["cases"].append(entry)
         if entry["status"] != "ok":
