@@ -83,10 +83,15 @@ class ParsedSummary:
 _NO_OPT = re.compile(r"no optimi[sz]ation found", re.I)
 
 
+def says_no_optimization(text: str) -> bool:
+    """Return whether a summarizer answer declines ("No optimization found"): a valid answer."""
+    return bool(_NO_OPT.search((text or "").strip()[:200]))
+
+
 def parse_summary(text: str) -> ParsedSummary | None:
-    """Parse a summarizer answer; None when it says "No optimization found" or has no title."""
+    """Parse a summarizer answer; None when it declines or has no title."""
     text = (text or "").strip()
-    if not text or _NO_OPT.search(text[:200]):
+    if not text or says_no_optimization(text):
         return None
     title = _first_title(text)
     if not title:

@@ -6,12 +6,18 @@ from langgraph.runtime import Runtime
 from accelopt_graph.context import OptimizerContext
 from accelopt_graph.llm import call_role, messages_for, model_name
 from accelopt_graph.memory.experience import Experience, Provenance
-from accelopt_graph.parsing import parse_summary
+from accelopt_graph.parsing import ParsedSummary, parse_summary, says_no_optimization
 from accelopt_graph.prompting import format_profile, render
 from accelopt_graph.state import SummarizeBranch
 from accelopt_graph.types import Candidate, ExperiencePair
 
 SYSTEM = "You summarize kernel optimizations for AWS Trainium (NKI) so that they can be reused."
+DECLINED = "no optimization found"  # a valid answer: the pair is dropped, not re-asked
+
+
+def parse_answer(text: str) -> ParsedSummary | str | None:
+    """Parse a summary; "No optimization found" is a valid answer (DECLINED), not a malformed one."""
+    return DECLINED if says_no_optimization(text) else parse_summary(text)
 
 
 def summary_view(pair: ExperiencePair, *, faithful: bool) -> tuple[Candidate, Candidate, str, str]:
@@ -44,10 +50,10 @@ async def summarize(state: SummarizeBranch, runtime: Runtime[OptimizerContext]) 
                   before_code=before.code, before_profile=format_profile(before.result),
                   after_code=after.code, after_profile=format_profile(after.result), instruction=instruction)
     outcome = await call_role(ctx, "summarizer", messages_for(SYSTEM, user), call_key=f"{pair.sample.id}/summary",
-                              iteration=iteration, parse=parse_summary)
+                              iteration=iteration, parse=parse_answer)
     update: dict = {"ledger": list(outcome.calls)}
     parsed = outcome.value
-    if parsed is None:
+    if parsed is None or parsed is DECLINED:
         return update
     polarity = "positive" if faithful else pair.polarity
     step_speedup = pair.speedup if pair.polarity == "positive" or not faithful else 1.0 / pair.speedup

@@ -164,3 +164,15 @@ def test_faithful_run_flips_negative_pairs_and_hides_the_speedup(tmp_path, marke
     assert len(prompts) == 2 and not any("faster (before / after" in p or "SLOWER" in p for p in prompts)
     flipped = next(p for p in prompts if "LATENCY_MS = 20.0" in p)
     assert flipped.index("LATENCY_MS = 20.0") < flipped.index("LATENCY_MS = 10.0")  # slow sample shown first
+
+
+def test_declined_summaries_are_dropped_without_re_asking(tmp_path, marker_task):
+    models = marker_models()
+    models["summarizer"] = type(models["summarizer"])(rules=[("Kernel before the step", "No optimization found")])
+    store = open_store(small_settings(tmp_path).memory)
+    ctx = make_context(small_settings(tmp_path, iterations=0, malformed_retries=2), marker_task, models=models,
+                       backend=MarkerBackend(), store=store, run_dir=tmp_path / "run")
+    out, _ = run(ctx, marker_task)
+    assert out["experiences_added"] == [] and store.count() == 0
+    summaries = [c for c in out["ledger"] if c.role == "summarizer"]
+    assert len(summaries) == 1 and summaries[0].ok
