@@ -156,3 +156,11 @@ def test_full_run_finds_a_faster_correct_kernel(script: Script, backend, tmp_pat
     slower = any(c.is_correct and by_id[c.parent_id].latency_ms / c.latency_ms < 1 / 1.15
                  for c in history if c.parent_id)
     assert any(e.polarity == "negative" for e in stored) == slower
+
+    planner_prompt = models["planner"].calls[0]
+    assert "latency_ms:" in planner_prompt and "simulated" in planner_prompt and "hbm_read_bytes" in planner_prompt
+    assert "24 MiB" in planner_prompt  # the trn1 knowledge pack
+    executor_prompt = models["executor"].calls[0]
+    assert task.kernel_signature in executor_prompt and task.correctness_rule in executor_prompt
+    later_planner = [p for p in models["planner"].calls if "Experience 1" in p]
+    assert later_planner, "no planner call of a later round saw the run's own experiences"
