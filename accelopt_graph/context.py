@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,10 @@ class OptimizerContext:
         if self.ledger is None:
             self.ledger = LedgerSink(self.settings.budget)
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+        # Evaluations block a thread until a device slot frees; one thread per slot (asyncio's
+        # default pool stops at min(32, cpus + 4), fewer than a Ray cluster's slots).
+        self.eval_threads = ThreadPoolExecutor(max_workers=max(4, self.settings.backend.workers),
+                                               thread_name_prefix="accelopt-eval")
 
     @property
     def llm_semaphore(self) -> asyncio.Semaphore:
@@ -77,6 +82,7 @@ class OptimizerContext:
 
     def close(self) -> None:
         """Close the caches' databases and a backend this context built (its worker processes)."""
+        self.eval_threads.shutdown(wait=False, cancel_futures=True)
         self.eval_cache.close()
         self.llm_cache.close()
         if self.owns_backend and hasattr(self.backend, "close"):

@@ -21,7 +21,8 @@ async def evaluate_code(ctx: OptimizerContext, code: str) -> tuple[EvalResult, b
                           code_hash=code_hash(code), backend=settings.backend,
                           hardware=settings.hardware), False
     try:
-        result = await asyncio.to_thread(ctx.backend.evaluate, ctx.task, code, settings)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(ctx.eval_threads, ctx.backend.evaluate, ctx.task, code, settings)
     except Exception as err:  # noqa: BLE001 - the run must survive a backend failure
         result = EvalResult(status=EvalStatus.BENCH_ERROR, error=f"{type(err).__name__}: {err}"[-4000:],
                             code_hash=code_hash(code), backend=settings.backend,
