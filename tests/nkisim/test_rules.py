@@ -199,3 +199,25 @@ def test_shared_hbm_only_at_top_level(rng):
     with pytest.raises(SimCompileError, match="top level") as info:
         nkisim.simulate_kernel(kernel, _arr(rng, 128, 8))
     assert info.value.code == "err_shared_hbm_must_in_kernel_level"
+
+
+def test_assignment_shapes(rng):
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(x, bad):
+        out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 64), dtype=x.dtype)
+        col = nl.sum(nl.load(x), axis=1)  # [128]: a partition vector
+        t[...] = col  # broadcasts along the free dim
+        if bad:
+            small = nl.ndarray((128, 8), dtype=x.dtype)
+            small[...] = nl.load(x)  # a larger source into a smaller destination
+        nl.store(out, value=t)
+        return out
+
+    x = _arr(rng, 128, 64)
+    out = nkisim.simulate_kernel(kernel, x, False)
+    np.testing.assert_allclose(out, np.repeat(x.sum(1, keepdims=True), 64, axis=1), rtol=1e-5)
+    with pytest.raises(SimCompileError, match="Illegal assignment destination shape") as info:
+        nkisim.simulate_kernel(kernel, x, True)
+    assert info.value.code == "err_illegal_assignment_shape"

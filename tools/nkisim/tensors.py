@@ -352,32 +352,37 @@ def is_tile(x) -> bool:
     return isinstance(x, (Tensor, View))
 
 
+def _squeezed(shape: tuple) -> tuple:
+    return tuple(n for n in shape if n != 1)
+
+
+def _same_layout(src: tuple, dst: tuple) -> bool:
+    """Equal up to unit dims ([128, 1, 512] vs [128, 512]), partition dim first in both."""
+    return (bool(src) and bool(dst) and src[0] == dst[0]
+            and _squeezed(src[1:]) == _squeezed(dst[1:]))
+
+
 def fit(value: np.ndarray, shape: tuple, name: str = "") -> np.ndarray:
     """Shape `value` for a destination of `shape`: 1-D results act as [P, 1] partition vectors;
     the source may broadcast into a larger destination, never the reverse (trainium.md §7.1)."""
     if value.shape == shape:
         return value
     v = np.asarray(value)
-    if v.size == math.prod(shape) and v.ndim and v.shape[0] == (shape[0] if shape else 1):
+    if _same_layout(v.shape, shape):
         return v.reshape(shape)
-    if v.ndim < len(shape):
-        v = v.reshape(v.shape + (1,) * (len(shape) - v.ndim))
-    try:
-        return np.broadcast_to(v, shape)
-    except ValueError:
-        raise SimCompileError(f"Illegal assignment destination shape: cannot assign a tile of shape "
-                              f"{tuple(value.shape)} into `{name}`{list(shape)}",
-                              code="err_illegal_assignment_shape") from None
+    fit_shape(v.shape, shape, name)
+    v = v.reshape(v.shape + (1,) * (len(shape) - v.ndim)) if v.ndim < len(shape) else v
+    return np.broadcast_to(v, shape)
 
 
 def fit_shape(src: tuple, dst: tuple, name: str = "") -> None:
-    """Shape-only version of `fit` (trace-only mode must reject the same kernels)."""
-    if src == dst or math.prod(src) == math.prod(dst) and src and dst and src[0] == dst[0]:
+    """Raise unless a tile of shape `src` can be assigned into `dst` (see `fit`)."""
+    if src == dst or _same_layout(src, dst):
         return
     s = tuple(src) + (1,) * (len(dst) - len(src))
     if len(s) != len(dst) or any(a != b and a != 1 for a, b in zip(s, dst)):
         raise SimCompileError(f"Illegal assignment destination shape: cannot assign a tile of shape "
-                              f"{tuple(src)} into `{name}`{list(dst)}",
+                              f"{list(src)} into `{name}`{list(dst)}",
                               code="err_illegal_assignment_shape")
 
 
