@@ -113,3 +113,14 @@ def test_profile_is_labelled_simulator(hardware):
     m = _load("elementwise_fusion")
     _, p = profile_kernel(m.fused, RNG.standard_normal((256, 512), dtype=np.float32), hardware=hardware)
     assert p.source == "simulator" and p.hardware == hardware and p.latency_ms > 0
+
+
+def test_grid_programs_are_all_timed():
+    # Legacy NKI runs the SPMD grid serially on one core (trainium.md §3.1): 4 programs, 4x the work.
+    m = _load("spmd_scale")
+    x = RNG.standard_normal((512, 512), dtype=np.float32)
+    out, four = profile_kernel(m.kernel, x, grid=(4,))
+    np.testing.assert_allclose(out, 2 * x)
+    _, one = profile_kernel(m.kernel, x, grid=(1,), trace_only=True)
+    assert four.events == 4 * one.events and four.dma.transfers == 4 * one.dma.transfers
+    assert four.counters["hbm_read_bytes"] == x.nbytes and four.latency_ms > one.latency_ms
