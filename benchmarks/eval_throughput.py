@@ -16,7 +16,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-
 from accelopt_graph.nkibench import load_task
 from accelopt_graph.tools.backend import EvalSettings, EvalStatus
 from accelopt_graph.tools.registry import make_backend
@@ -52,12 +51,12 @@ def in_process_seconds(task, code: str, settings: EvalSettings, tmp: str) -> flo
     """The same cases simulated, checked and timed in this process: what the sandbox adds to."""
     from pathlib import Path
 
+    from accelopt_graph.tools.checks import check_case
+    from accelopt_graph.tools.evaluation import plan_cases
     from accelopt_graph.tools.nkisim.frontend import load_module
     from accelopt_graph.tools.nkisim.interpreter import run_kernel
     from accelopt_graph.tools.nkisim.profile import profile_trace
-    from accelopt_graph.tools.checks import check_case
     from accelopt_graph.tools.sandbox_child import array_digest
-    from accelopt_graph.tools.evaluation import plan_cases
 
     path = Path(tmp) / "baseline_kernel.py"
     path.write_text(code)
@@ -70,7 +69,8 @@ def in_process_seconds(task, code: str, settings: EvalSettings, tmp: str) -> flo
                                     hardware=settings.hardware)
         outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
         verdict = check_case(outputs=outputs, reference=task.reference_outputs(seed, case),
-                             inputs_sent=args, input_digests=[array_digest(a) for a in args], rtol=task.rtol, label=str(seed))
+                             inputs_sent=args, input_digests=[array_digest(a) for a in args],
+                             rtol=task.rtol, label=str(seed))
         assert verdict.ok, verdict.error
         if i == plan.timed:
             profile_trace(trace, hardware=settings.hardware)

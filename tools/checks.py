@@ -7,11 +7,10 @@ kernel's buffers, the trace-versus-outputs consistency check and the physical-pe
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
-
 from accelopt_graph.tools.nkisim.trace import Buffer, TraceEvent
 from accelopt_graph.tools.sandbox_child import array_digest
 

@@ -14,7 +14,6 @@ def sandbox_check(runs: int = typer.Option(5, "--runs", min=1, help="Sandboxed n
     import statistics
 
     import numpy as np
-
     from accelopt_graph.tools.sandbox import SandboxJob, run_isolated
 
     x = np.ones((128, 64), np.float32)

@@ -8,14 +8,15 @@ latency below the task's physical peak. Backends differ only in the engine and i
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from accelopt_graph.tools.backend import EvalResult, EvalSettings, EvalStatus, KernelTask, Source, normalized_code_hash
 from accelopt_graph.tools.checks import below_peak, check_case, forbidden_dtype_use, trace_inconsistency
 from accelopt_graph.tools.kernel_policy import check_kernel_source
 from accelopt_graph.tools.pool import Executor
-from accelopt_graph.tools.sandbox import SandboxJob, SandboxLimits, SandboxRun
+from accelopt_graph.tools.sandbox import CaseRun, SandboxJob, SandboxLimits, SandboxRun
 
 _RUN_STATUS = {"compile_error": EvalStatus.COMPILE_ERROR, "runtime_error": EvalStatus.RUNTIME_ERROR,
                "timeout": EvalStatus.TIMEOUT, "sandbox_error": EvalStatus.RUNTIME_ERROR}
@@ -67,12 +68,40 @@ def _label(seed: int, case: str | None) -> str:
     return f"seed {seed}" + (f" (adversarial case {case!r})" if case else "")
 
 
+def _static_verdict(code: str, *, policy: bool) -> tuple[EvalStatus, str, str] | None:
+    """(status, error, flag) for code that must not reach a sandbox, or None."""
+    if not code or not code.strip():
+        return EvalStatus.NO_CODE, "no kernel code was produced", ""
+    try:
+        compile(code, "kernel.py", "exec")
+    except (SyntaxError, ValueError) as exc:
+        return EvalStatus.COMPILE_ERROR, f"kernel.py: {type(exc).__name__}: {exc}", ""
+    if policy and (violation := check_kernel_source(code)):
+        return EvalStatus.REJECTED, violation.message(), "sandbox_policy"
+    return None
+
+
+def _trace_verdict(task: KernelTask, case_run: CaseRun) -> tuple[EvalStatus, str, str] | None:
+    """(status, error, flag) when the timed case's trace breaks a rule, or None."""
+    if case_run.trace is None:
+        return None
+    forbidden = list(getattr(task, "forbidden_dtypes", ()))
+    if bad := forbidden_dtype_use(case_run.trace, forbidden):
+        return EvalStatus.INCORRECT, f"precision rule: {bad}; this task forbids {forbidden}", ""
+    if bad := trace_inconsistency(case_run.trace, case_run.outputs):
+        return EvalStatus.REJECTED, bad, "trace_tampering"
+    return None
+
+
 def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, executor: Executor,
                        engine: str, measure: Measure | None, backend: str, source: Source,
                        policy: bool = True, confinement: str = "strict",
                        env: dict[str, str] | None = None, observe: str | None = None,
                        observe_args: dict[str, Any] | None = None) -> EvalResult:
-    """Compile, check on every case, time and profile `code` for `task`; never raises on bad code."""
+    """Compile, check on every case, time and profile `code` for `task`; never raises on bad code.
+
+    `measure=None` stops after the correctness checks (a functional pre-check).
+    """
     start = time.perf_counter()
     base: dict[str, Any] = {"backend": backend, "source": source, "hardware": settings.hardware,
                             "code_hash": normalized_code_hash(code) if code else ""}
@@ -81,47 +110,35 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
         return EvalResult(status=status, wall_s=round(time.perf_counter() - start, 4),
                           **{**base, **fields})
 
-    if not code or not code.strip():
-        return result(EvalStatus.NO_CODE, error="no kernel code was produced")
-    try:
-        compile(code, "kernel.py", "exec")
-    except (SyntaxError, ValueError) as exc:
-        return result(EvalStatus.COMPILE_ERROR, error=f"kernel.py: {type(exc).__name__}: {exc}")
-    if policy and (violation := check_kernel_source(code)):
-        return result(EvalStatus.REJECTED, error=violation.message(),
-                      flag="sandbox_policy")
+    if verdict := _static_verdict(code, policy=policy):
+        status, error, flag = verdict
+        return result(status, error=error, flag=flag)
     plan = plan_cases(task, settings.seeds)
     inputs = [task.kernel_inputs(s, c) for s, c in plan.pairs]
-    job = SandboxJob(code=code, cases=inputs, engine=engine, trace_cases=frozenset({plan.timed}),
-                     env={"ACCELOPT_HARDWARE": settings.hardware, **(env or {})}, observe=observe, observe_args=dict(observe_args or {}),
-                     limits=SandboxLimits(timeout_s=settings.timeout_s, confinement=confinement,
-                                          memory_limit_mb=settings.memory_limit_mb,
-                                          output_limit_mb=settings.output_limit_mb))
-    run = executor.run(job)
-    seeds = tuple(dict.fromkeys(s for s, _ in plan.pairs))
-    base.update(seeds=seeds, details=_run_details(run))
+    limits = SandboxLimits(timeout_s=settings.timeout_s, confinement=confinement,
+                           memory_limit_mb=settings.memory_limit_mb,
+                           output_limit_mb=settings.output_limit_mb)
+    run = executor.run(SandboxJob(
+        code=code, cases=inputs, engine=engine, trace_cases=frozenset({plan.timed}), limits=limits,
+        env={"ACCELOPT_HARDWARE": settings.hardware, **(env or {})}, observe=observe,
+        observe_args=dict(observe_args or {})))
+    base.update(seeds=tuple(dict.fromkeys(s for s, _ in plan.pairs)), details=_run_details(run))
     if run.status != "ok":
         failed = len(run.cases) - 1 if run.cases else 0
         label = _label(*plan.pairs[failed]) + ": " if run.cases and run.status != "timeout" else ""
         return result(_RUN_STATUS[run.status], error=label + run.error)
     worst = 0.0
     for (seed, case), sent, case_run in zip(plan.pairs, inputs, run.cases):
-        verdict = check_case(outputs=case_run.outputs, reference=task.reference_outputs(seed, case),
-                             inputs_sent=sent, input_digests=case_run.input_digests, rtol=task.rtol,
-                             label=_label(seed, case))
-        if not verdict.ok:
-            return result(EvalStatus.INCORRECT, error=verdict.error, rel_l2=verdict.rel_l2)
-        worst = max(worst, verdict.rel_l2 or 0.0)
-    timed_run = run.cases[plan.timed]
-    if timed_run.trace is not None:
-        if bad := forbidden_dtype_use(timed_run.trace, getattr(task, "forbidden_dtypes", ())):
-            return result(EvalStatus.INCORRECT, rel_l2=worst,
-                          error=f"precision rule: {bad}; this task forbids "
-                                f"{list(getattr(task, 'forbidden_dtypes', ()))}")
-        if bad := trace_inconsistency(timed_run.trace, timed_run.outputs):
-            return result(EvalStatus.REJECTED, rel_l2=worst, error=bad,
-                          flag="trace_tampering")
-    if measure is None:  # functional pre-check only (e.g. the Neuron SDK's simulator)
+        checked = check_case(outputs=case_run.outputs, reference=task.reference_outputs(seed, case),
+                             inputs_sent=sent, input_digests=case_run.input_digests,
+                             rtol=task.rtol, label=_label(seed, case))
+        if not checked.ok:
+            return result(EvalStatus.INCORRECT, error=checked.error, rel_l2=checked.rel_l2)
+        worst = max(worst, checked.rel_l2 or 0.0)
+    if verdict := _trace_verdict(task, run.cases[plan.timed]):
+        status, error, flag = verdict
+        return result(status, error=error, flag=flag, rel_l2=worst)
+    if measure is None:
         return result(EvalStatus.OK, rel_l2=worst, details={**base["details"], "check_only": True})
     try:
         m = measure(run, plan.timed, settings.hardware)
@@ -135,8 +152,8 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
         return result(EvalStatus.REJECTED, error=why, flag="below_peak",
                       details={**details, "claimed_latency_ms": m.latency_ms},
                       **{**timing, "latency_ms": None})
-    return result(EvalStatus.OK, percent_of_peak=100.0 * peak_ms / m.latency_ms if peak_ms else None,
-                  details=details, **timing)
+    percent = 100.0 * peak_ms / m.latency_ms if peak_ms else None
+    return result(EvalStatus.OK, percent_of_peak=percent, details=details, **timing)
 
 
 def _run_details(run: SandboxRun) -> dict[str, Any]:

@@ -8,12 +8,12 @@ the same as in the optimizer. Tasks come from a mapping or a resolver such as
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Mapping
-
-from langchain_core.tools import StructuredTool
-from pydantic import BaseModel, Field
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from accelopt_graph.tools.backend import EvalResult, EvalSettings, EvalStatus, KernelBackend, KernelTask
+from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, Field
 
 TaskSource = Mapping[str, KernelTask] | Callable[[str], KernelTask]
 _NOT_COMPILED = {EvalStatus.NO_CODE, EvalStatus.COMPILE_ERROR, EvalStatus.REJECTED}

@@ -20,9 +20,10 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from accelopt_graph.tools.backend import EvalResult, EvalSettings, EvalStatus, KernelTask, normalized_code_hash
 from accelopt_graph.tools.evaluation import Measurement, MeasurementError, evaluate_candidate

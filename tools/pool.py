@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Iterator, Protocol, Sequence
+from typing import Protocol
 
 from accelopt_graph.tools.sandbox import SandboxJob, SandboxRun, run_isolated
 

@@ -5,7 +5,8 @@ callers get a `KernelBackend` and never wire pools or executors themselves.
 """
 from __future__ import annotations
 
-from typing import Callable, Literal, Sequence
+from collections.abc import Callable, Sequence
+from typing import Literal
 
 from accelopt_graph.tools.backend import KernelBackend
 from accelopt_graph.tools.pool import DeviceSlots, Executor, LocalPool

@@ -18,12 +18,12 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
-
 from accelopt_graph.tools.fork_server import FORK_ENGINES, shared_server
 from accelopt_graph.tools.nkisim.trace import TraceEvent
 from accelopt_graph.tools.trace_wire import TraceFormatError, decode_trace

@@ -14,8 +14,9 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -132,8 +133,9 @@ def main(workdir_arg: str) -> int:
         _write_report(workdir, report)
         return 0
     if job["confinement"] != "none":
-        from accelopt_graph import tools as _tools
         from accelopt_graph.tools import confine
+
+        from accelopt_graph import tools as _tools
 
         # The nkibench folder (oracle caches) is deliberately not readable from here.
         package_files = [sys.modules["accelopt_graph"].__file__, _tools.__file__]

@@ -8,7 +8,8 @@ is tagged `source="simulator"`: an estimate, never a measurement.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from accelopt_graph.tools.backend import EvalResult, EvalSettings, KernelTask
 from accelopt_graph.tools.evaluation import Measurement, MeasurementError, evaluate_candidate

@@ -8,9 +8,10 @@ their annotation has a converter in `_CONVERTERS`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
 from accelopt_graph.tools.nkisim.trace import Access, Buffer, Engine, LoopFrame, LoopKind, TraceEvent
 

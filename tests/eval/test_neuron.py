@@ -4,7 +4,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from accelopt_graph.tools import neuron
