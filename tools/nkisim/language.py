@@ -478,12 +478,12 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
     d = _dt.to_dtype(dtype) if dtype is not None else v.dtype
     m = _o.mask_for(v.shape, mask)
     if first:
-        saved_scope, saved_iter = run.scope, run.iteration
-        run.scope, run.iteration = run.scope[:depth], 0
+        saved_scope = run.scope
+        run.scope = run.scope[:depth]
         try:
             acc = allocate(v.shape, d, SBUF, name="loop_reduce")
         finally:
-            run.scope, run.iteration = saved_scope, saved_iter
+            run.scope = saved_scope
         run.loop_reduce[key] = acc
     acc = run.loop_reduce[key]
     av = as_view(acc)

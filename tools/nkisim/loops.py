@@ -66,19 +66,17 @@ def _iterate(run, kind, r, loop_id):
         run.rng.shuffle(order)
     n = len(r)
     scoped = kind is not LoopKind.STATIC
-    outer_iter = run.iteration
     inner_scope = outer_scope + (run.new_id(),) if scoped else outer_scope
     try:
         for pos, it in enumerate(order):
             run.loops = outer_loops + (LoopFrame(loop_id, kind, it, n),)
             run.scope = inner_scope
-            run.iteration = run.new_id()
             var = LoopVar(r[it])
             var.depth, var.first = depth, pos == 0
             yield var
-            run.loops, run.scope, run.iteration = outer_loops, outer_scope, outer_iter
+            run.loops, run.scope = outer_loops, outer_scope
     finally:
-        run.loops, run.scope, run.iteration = outer_loops, outer_scope, outer_iter
+        run.loops, run.scope = outer_loops, outer_scope
 
 
 def _site() -> tuple[str, int]:

@@ -53,13 +53,18 @@ def _sbuf_units(trace: Sequence[TraceEvent]) -> tuple[list[dict[tuple, int]], di
     box: dict[tuple, list[list[int]]] = {}
     size: dict[tuple, tuple[float, int, int]] = {}  # itemsize, partitions, max per-partition bytes
     sbuf = Buffer.SBUF
+    seen: dict[int, tuple] = {}  # id(Access) -> unit: the simulator shares repeated Access objects
     for ev in trace:
         touched: dict[tuple, int] = {}
         for flag, accesses in ((1, ev.reads), (2, ev.writes)):
             for a in accesses:
                 if a.buffer is not sbuf:
                     continue
-                unit = liveness_unit(a)
+                unit = seen.get(id(a))
+                if unit is not None:  # same object, same region: its footprint is already counted
+                    touched[unit] = touched.get(unit, 0) | flag
+                    continue
+                unit = seen[id(a)] = liveness_unit(a)
                 touched[unit] = touched.get(unit, 0) | flag
                 parts = a.partitions or 1
                 prev = size.get(unit)

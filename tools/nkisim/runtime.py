@@ -33,7 +33,6 @@ class Run:
         self.hardware = hardware
         self.loops: tuple = ()
         self.scope: tuple[int, ...] = ()  # one token per enclosing (non-static) loop entry
-        self.iteration = 0  # token of the innermost loop iteration (liveness)
         self.program_id: tuple[int, ...] = ()
         self.grid: tuple[int, ...] = ()
         self.rng = random.Random(shuffle_seed) if shuffle_seed is not None else None
