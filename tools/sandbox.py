@@ -210,7 +210,8 @@ def _collect(workdir: Path, job: SandboxJob) -> tuple[list[CaseRun], dict]:
         raise SandboxFailure(f"the sandbox's {job.engine!r} engine failed before loading the "
                              f"kernel:\n{report['internal']}")
     load = report.get("load")
-    if load:
+    if load:  # the kernel file itself failed to load: no case ran
+        details["stage"] = "load"
         return [CaseRun(status=load["status"], error=_tail(str(load["error"])))], details
     budget = [job.limits.output_limit_mb << 20]
     cases = []
@@ -284,8 +285,9 @@ def run_isolated(job: SandboxJob) -> SandboxRun:
         failed = next((c for c in cases if c.status != "ok"), None)
         observed = _observe(workdir, job) if job.observe and not failed else {}
     details.update(collected)
+    ran = () if collected.get("stage") == "load" else tuple(cases)
     return SandboxRun(status=failed.status if failed else "ok", error=failed.error if failed else "",
-                      cases=tuple(cases), wall_s=wall_s, details=details, observed=observed)
+                      cases=ran, wall_s=wall_s, details=details, observed=observed)
 
 
 def _describe_exit(returncode: int) -> str:

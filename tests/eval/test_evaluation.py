@@ -131,3 +131,9 @@ def test_concurrent_evaluations_from_many_threads_are_all_correct():
         t.join()
     assert [r.status for r in results] == [EvalStatus.OK] * 5
     assert len({r.code_hash for r in results}) == 1
+
+
+def test_a_kernel_file_that_fails_to_load_names_no_seed():
+    r = evaluate("raise ImportError('no module named tile_utils')\ndef kernel(a, b):\n    return a\n")
+    assert r.status is EvalStatus.RUNTIME_ERROR and not r.error.startswith("seed")
+    assert "tile_utils" in r.error and r.details["sandbox"]["stage"] == "load"
