@@ -472,6 +472,7 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
         raise SimCompileError("loop_reduce: loop_indices must be the indices of enclosing "
                               "affine_range / sequential_range loops", code="err_loop_reduce_indices")
     depth = _b.min(i.depth for i in idx)
+    scope_depth = _b.min(i.scope_depth for i in idx)
     from .runtime import caller
     key = (caller(), run.loops[:depth], run.program_id)
     first = _b.all(i.first for i in idx) or key not in run.loop_reduce
@@ -479,7 +480,7 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
     m = _o.mask_for(v.shape, mask)
     if first:
         saved_scope = run.scope
-        run.scope = run.scope[:depth]
+        run.scope = run.scope[:scope_depth]
         try:
             acc = allocate(v.shape, d, SBUF, name="loop_reduce")
         finally:

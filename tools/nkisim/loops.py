@@ -1,7 +1,7 @@
 """`nl.affine_range`, `nl.sequential_range`, `nl.static_range`: eager loops that record themselves.
 
-Each iteration pushes a `LoopFrame` (for the trace) and, except for unrolled static loops, a scope
-token (for the tensor-scope rule and per-iteration liveness). In affine-order check mode the
+Each iteration pushes a `LoopFrame` (for the trace); each loop, except unrolled static ones, opens
+a scope (for the tensor-scope rule). In affine-order check mode the
 iterations of `affine_range` run in a shuffled order: independent iterations give the same result.
 """
 from __future__ import annotations
@@ -42,8 +42,9 @@ class LoopVar(int):
     Beta 1 compiler traces the loop body once (trainium.md §7.12).
     """
 
-    depth: int
-    first: bool
+    depth: int  # number of enclosing loop frames
+    first: bool  # the first iteration executed (shuffled order included)
+    scope_depth: int  # number of enclosing scopes
     __eq__, __ne__ = _compare("__eq__"), _compare("__ne__")
     __lt__, __le__ = _compare("__lt__"), _compare("__le__")
     __gt__, __ge__ = _compare("__gt__"), _compare("__ge__")
@@ -72,7 +73,7 @@ def _iterate(run, kind, r, loop_id):
             run.loops = outer_loops + (LoopFrame(loop_id, kind, it, n),)
             run.scope = inner_scope
             var = LoopVar(r[it])
-            var.depth, var.first = depth, pos == 0
+            var.depth, var.first, var.scope_depth = depth, pos == 0, len(outer_scope)
             yield var
             run.loops, run.scope = outer_loops, outer_scope
     finally:
