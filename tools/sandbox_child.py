@@ -163,8 +163,8 @@ def main(workdir_arg: str) -> int:
                     (workdir / "out" / f"c{index}_trace.json").write_text(json.dumps(trace))
             except OSError as exc:  # RLIMIT_FSIZE: Python ignores SIGXFSZ, so writes fail instead
                 limit = job["limits"]["file_limit_mb"] if job["confinement"] != "none" else "?"
-                raise OSError(f"the kernel's outputs (or trace) exceed the sandbox's output limit "
-                              f"of {limit} MiB per file ({exc})") from None
+                raise OSError(f"could not write the kernel's outputs or trace ({exc}); the "
+                              f"sandbox's output limit is {limit} MiB per file") from None
             entry["n_outputs"] = len(outputs)
         except engine.compile_errors as exc:
             entry = {"status": "compile_error", "error": _error_text(exc, kernel_file)}

@@ -32,6 +32,7 @@ def test_correct_kernel_is_ok_with_trusted_latency_and_provenance():
     assert r.percent_of_peak == pytest.approx(100 * 1e-6 / 1.0)
     assert r.code_hash and r.source == "simulator" and r.wall_s > 0
     assert r.details["timed_case"] == "seed 42"
+    assert type(r).model_validate_json(r.model_dump_json()) == r  # the graph caches results as JSON
 
 
 def test_empty_code_is_no_code_and_syntax_error_is_compile_error():

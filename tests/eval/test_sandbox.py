@@ -67,7 +67,7 @@ def test_unbounded_allocation_hits_the_memory_limit():
 def test_oversized_output_is_refused():
     code = "import numpy as np\ndef kernel(a, b):\n    return np.ones((1 << 20,), np.float64)\n"
     r = run(code, output_limit_mb=2)
-    assert r.status == "runtime_error" and "output limit of 2 MiB" in r.error
+    assert r.status == "runtime_error" and "output limit is 2 MiB" in r.error
 
 
 def test_reference_style_secret_file_is_unreadable(tmp_path):
