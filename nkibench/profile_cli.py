@@ -55,6 +55,14 @@ def _render(profile: Any, *, task: Any, hardware: str, verdict: Any, console: An
     for k, v in profile.planner_counters().items():
         counters.add_row(k, f"{v:.6g}")
     console.print(counters)
+    if profile.hot_lines:
+        lines = Table(title="busiest source lines (simulated)")
+        for col in ("line", "op", "engine", "instructions", "busy ms", "% of engine"):
+            lines.add_column(col, justify="left" if col in ("op", "engine") else "right")
+        for h in profile.hot_lines:
+            lines.add_row(str(h.line), h.op, h.engine, str(h.instructions), f"{h.busy_ms:.4f}",
+                          f"{100 * h.share:.1f}")
+        console.print(lines)
     console.print(f"DMA: {d.transfers} transfers, {d.total_bytes} bytes (avg {d.average_bytes:.0f} B), "
                   f"by kind {d.bytes_by_kind}; peak SBUF {profile.peak_sbuf_bytes_per_partition} B/partition; "
                   f"{profile.events} instructions; simulate {profile.simulate_s:.2f} s, model {profile.model_s:.2f} s")

@@ -137,3 +137,14 @@ def test_counters_are_deterministic():
     trace += [store(100 + i, 2, (128, 512), hbm_offset=(128 * i, 0)) for i in range(8)]
     wall = {"model_s", "simulate_s"}
     assert profile_trace(trace).model_dump(exclude=wall) == profile_trace(trace).model_dump(exclude=wall)
+
+
+def test_hot_lines_rank_source_lines_by_engine_time():
+    evs = [event("activation", Engine.SCALAR, [tile(1, (128, 4096))], [tile(2, (128, 4096))], line=7),
+           event("activation", Engine.SCALAR, [tile(3, (128, 64))], [tile(4, (128, 64))], line=9),
+           load(5, 6, (128, 512))]
+    p = profile_trace(evs)
+    top = p.hot_lines[0]
+    assert (top.line, top.op, top.engine, top.instructions) == (7, "activation", "scalar", 1)
+    assert top.share > 0.9 and sum(h.share for h in p.hot_lines if h.engine == "scalar") == pytest.approx(1)
+    assert any(h.engine == "dma" and h.op == "load" for h in p.hot_lines)

@@ -37,6 +37,35 @@ class DmaProfile(BaseModel):
     hbm_utilization: float = 0.0  # HBM busy / latency, a fraction
 
 
+class HotLine(BaseModel):
+    """Busy time spent on one kernel source line and op, on one engine (or on the DMA queues)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    line: int
+    op: str
+    engine: str  # tensor | vector | scalar | gpsimd | dma
+    instructions: int
+    busy_ms: float
+    share: float  # of that engine's (or the DMA queues') total busy time, a fraction
+
+
+def hot_lines(breakdown: LatencyBreakdown, *, top: int = 8) -> list[HotLine]:
+    """The source lines that keep each engine busiest, largest first."""
+    busy: dict[tuple[int, str, str], list[float]] = {}
+    totals: dict[str, float] = {}
+    for s in breakdown.slices:
+        engine = "dma" if s.track.startswith("dma_q") else s.track
+        acc = busy.setdefault((s.line, s.name, engine), [0, 0.0])
+        acc[0] += 1
+        acc[1] += s.busy_s
+        totals[engine] = totals.get(engine, 0.0) + s.busy_s
+    ranked = sorted(busy.items(), key=lambda kv: (-kv[1][1], kv[0]))[:top]
+    return [HotLine(line=line, op=op, engine=engine, instructions=int(n), busy_ms=b * 1e3,
+                    share=b / totals[engine] if totals[engine] else 0.0)
+            for (line, op, engine), (n, b) in ranked]
+
+
 class Profile(BaseModel):
     """Estimated latency and counters of one simulated kernel run."""
 
@@ -58,6 +87,7 @@ class Profile(BaseModel):
     simulate_s: float = 0.0  # wall time of the functional (or trace-only) run
     model_s: float = 0.0  # wall time of the performance model
     timeline_path: str | None = None
+    hot_lines: list[HotLine] = Field(default_factory=list)
 
     def planner_counters(self) -> dict[str, float]:
         """The counters AccelOpt's planner sees, in its order."""
@@ -84,7 +114,7 @@ def profile_from_breakdown(trace: Sequence[TraceEvent], breakdown: LatencyBreakd
         engine_instructions=dict(breakdown.engine_instructions), dma=dma,
         bottleneck=breakdown.bottleneck,
         peak_sbuf_bytes_per_partition=breakdown.spill.peak_bytes_per_partition,
-        events=len(trace), **extra)
+        events=len(trace), hot_lines=hot_lines(breakdown), **extra)
 
 
 def profile_trace(trace: Sequence[TraceEvent], *, hardware: str | HardwareSpec = "trn1",
@@ -138,4 +168,5 @@ def profile_kernel(kernel: Callable[..., Any], *args: Any, hardware: str = "trn1
     return (None if trace_only else outputs), profile
 
 
-__all__ = ["DmaProfile", "Profile", "profile_from_breakdown", "profile_kernel", "profile_trace"]
+__all__ = ["DmaProfile", "HotLine", "Profile", "hot_lines", "profile_from_breakdown", "profile_kernel",
+           "profile_trace"]
