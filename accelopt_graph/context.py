@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from accelopt_graph.eval_cache import EvalCache
-from accelopt_graph.ledger import LedgerSink
+from accelopt_graph.ledger import LedgerSink, count_evaluations
 from accelopt_graph.llm import LLMCache, make_models
 from accelopt_graph.parsing import kernel_function_name
 from accelopt_graph.prompting import knowledge_pack
@@ -79,6 +79,12 @@ class OptimizerContext:
         """The hardware knowledge pack the backend names (default: the NKI pack)."""
         info = self.backend.hardware_info(self.settings.backend.hardware)
         return knowledge_pack(str(info.get("knowledge_pack", "nki")))
+
+    def restore(self, values: Mapping[str, Any]) -> None:
+        """Seed the ledger sink from a checkpoint's state before resuming a run, so budget caps count
+        what earlier processes spent (LLM calls, evaluations, wall time)."""
+        self.ledger.sync(values.get("ledger") or [], evaluations=count_evaluations(values.get("history") or []),
+                         wall_s=float(values.get("elapsed_s") or 0.0))
 
     def close(self) -> None:
         """Close the caches' databases and a backend this context built (its worker processes)."""

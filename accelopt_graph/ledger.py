@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from accelopt_graph.settings import BudgetSettings
-from accelopt_graph.types import LLMCall
+from accelopt_graph.types import Candidate, LLMCall
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,11 @@ def totals_by_iteration(calls: Iterable[LLMCall]) -> dict[int, Totals]:
     for call in calls:
         out[call.iteration] = out.get(call.iteration, Totals()) + call
     return out
+
+
+def count_evaluations(history: Iterable[Candidate]) -> int:
+    """Return how many evaluations the candidates cost (cache hits are free; each fix re-evaluates)."""
+    return sum((not c.cached and bool(c.code)) + len(c.fix_chain) for c in history)
 
 
 def budget_stop_reason(spent: Totals, *, evaluations: int, wall_s: float,

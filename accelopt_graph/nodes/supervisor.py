@@ -10,6 +10,7 @@ from langgraph.types import Command, Overwrite, Send
 
 from accelopt_graph.context import OptimizerContext
 from accelopt_graph.eval_cache import code_hash
+from accelopt_graph.ledger import count_evaluations
 from accelopt_graph.memory.selection import PairCandidate, select_pairs
 from accelopt_graph.nodes.evaluate import evaluate_code
 from accelopt_graph.search.beam import best_candidate, select_beam
@@ -131,7 +132,7 @@ async def select(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> d
     stale = 0 if improved else state.get("rounds_without_improvement", 0) + 1
     history = state.get("history") or []
     ledger = state.get("ledger") or []
-    evaluations = sum(1 for c in history if not c.cached and c.code) + sum(len(c.fix_chain) for c in history)
+    evaluations = count_evaluations(history)
     wall_s = state.get("elapsed_s", 0.0) + ctx.ledger.since_sync_s()
     ctx.ledger.sync(ledger, evaluations=evaluations, wall_s=wall_s)
     percent = best.result.percent_of_peak if best is not None else None

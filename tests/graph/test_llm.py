@@ -102,3 +102,17 @@ def test_closed_cache_refuses_use(tmp_path, marker_task):
     cache.close()
     with pytest.raises(RuntimeError, match="used after close"):
         cache.get(marker_task, "x = 1", EvalSettings())
+
+
+def test_restore_counts_what_earlier_processes_spent(tmp_path, marker_task):
+    from accelopt_graph.types import LLMCall
+
+    ctx = context(tmp_path, marker_task, ScriptedChatModel(rules=[("user", "**Plan**")]))
+    ctx.settings = ctx.settings.with_overrides({"budget": {"usd": 1.0, "wall_s": 100}})
+    ctx.ledger.budget = ctx.settings.budget
+    ctx.restore({"ledger": [LLMCall(role="planner", model="m", usd=0.6)], "history": [], "elapsed_s": 10.0})
+    assert ctx.ledger.stop_reason() is None and ctx.ledger.wall_s() >= 10.0
+    ctx.restore({"ledger": [LLMCall(role="planner", model="m", usd=0.6)] * 2, "history": [], "elapsed_s": 10.0})
+    assert ctx.ledger.stop_reason() == "budget_usd"
+    ctx.restore({"ledger": [], "history": [], "elapsed_s": 150.0})
+    assert ctx.ledger.stop_reason() == "budget_wall_s"
