@@ -226,3 +226,20 @@ def test_dma_transpose(rng):
 
     x = rng.standard_normal((128, 64)).astype(np.float32)
     np.testing.assert_array_equal(nkisim.simulate_kernel(kernel, x), x.T)
+
+
+def test_indirect_row_gather(rng):
+    """An SBUF tile of indices selects HBM rows (embedding lookup)."""
+    from accelopt_graph.tools.nkisim import language as nl
+
+    def kernel(table, ids):
+        out = nl.ndarray((128, table.shape[1]), dtype=table.dtype, buffer=nl.shared_hbm)
+        i_p = nl.arange(128)[:, None]
+        i_f = nl.arange(table.shape[1])[None, :]
+        idx = nl.load(ids[i_p, nl.arange(1)[None, :]])
+        nl.store(out[i_p, i_f], value=nl.load(table[idx[i_p, 0], i_f]))
+        return out
+
+    table = rng.standard_normal((1000, 64)).astype(np.float32)
+    ids = rng.integers(0, 1000, (128, 1)).astype(np.int32)
+    np.testing.assert_array_equal(nkisim.simulate_kernel(kernel, table, ids), table[ids[:, 0]])
