@@ -22,14 +22,24 @@ def kernel(lhs, rhs):
                 ps = nisa.nc_matmul(lt_t, rt[:, s * NS:(s + 1) * NS])
                 strip[:, s * NS:(s + 1) * NS] = nl.copy(ps, dtype=lhs.dtype)
             nl.store(logits[b, a * 128:(a + 1) * 128, :], value=strip)
+    C = N // NS  # softmax passes work on 512-wide chunks
     for b in nl.affine_range(B):
         for a in nl.affine_range(M // 128):
             x = nl.load(logits[b, a * 128:(a + 1) * 128, :])
-            mx = nl.max(x, axis=1, keepdims=True)
+            cmax = nl.ndarray((128, C), dtype=lhs.dtype, buffer=nl.sbuf)
+            for c in nl.affine_range(C):
+                cmax[:, c:c + 1] = nl.max(x[:, c * NS:(c + 1) * NS], axis=1, keepdims=True)
+            mx = nl.max(cmax, axis=1, keepdims=True)
             neg = nl.multiply(mx, -1.0)
-            e = nisa.activation(op=nl.exp, data=x, bias=neg, scale=1.0)
-            ssum = nl.sum(e, axis=1, keepdims=True)
-            inv = nl.reciprocal(ssum)
-            y = nl.multiply(e, inv)
+            e = nl.ndarray((128, N), dtype=lhs.dtype, buffer=nl.sbuf)
+            csum = nl.ndarray((128, C), dtype=lhs.dtype, buffer=nl.sbuf)
+            for c in nl.affine_range(C):
+                xc = x[:, c * NS:(c + 1) * NS]
+                e[:, c * NS:(c + 1) * NS] = nisa.activation(op=nl.exp, data=xc, bias=neg, scale=1.0)
+                csum[:, c:c + 1] = nl.sum(e[:, c * NS:(c + 1) * NS], axis=1, keepdims=True)
+            inv = nl.reciprocal(nl.sum(csum, axis=1, keepdims=True))
+            y = nl.ndarray((128, N), dtype=lhs.dtype, buffer=nl.sbuf)
+            for c in nl.affine_range(C):
+                y[:, c * NS:(c + 1) * NS] = nl.multiply(e[:, c * NS:(c + 1) * NS], inv)
             nl.store(out[b, a * 128:(a + 1) * 128, :], value=y)
     return out
