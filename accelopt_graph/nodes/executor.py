@@ -34,7 +34,8 @@ def task_prompt_vars(ctx: OptimizerContext) -> dict[str, str]:
             "correctness_rule": rule}
 
 
-def extract_for(ctx: OptimizerContext, kernel_name: str | None):
+def extract_for(kernel_name: str | None):
+    """Return the parser of a code-writing answer: the fenced block defining `kernel_name`."""
     return lambda text: extract_kernel(text, kernel_name)
 
 
@@ -45,7 +46,7 @@ async def execute(state: ExecuteBranch, runtime: Runtime[OptimizerContext]) -> C
     user = render("executor", kernel_code=parent.code, plan=plan.text, **task_prompt_vars(ctx))
     sid = sample_id(parent.id, iteration, state["rank"], plan.index, state["sample_index"])
     outcome = await call_role(ctx, "executor", messages_for(render("executor_system", knowledge=ctx.knowledge), user),
-                              call_key=sid, iteration=iteration, parse=extract_for(ctx, ctx.kernel_name_of(parent.code)))
+                              call_key=sid, iteration=iteration, parse=extract_for(ctx.kernel_name_of(parent.code)))
     if outcome.error.startswith("skipped"):
         return Command(update={"ledger": list(outcome.calls), "skipped": 1}, goto="digest")
     code = outcome.value

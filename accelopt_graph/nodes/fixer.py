@@ -26,7 +26,7 @@ async def fix(state: FixBranch, runtime: Runtime[OptimizerContext]) -> Command[L
                   error=failed.result.error or "(no error text)", plan=state["plan"].text, **task_prompt_vars(ctx))
     outcome = await call_role(ctx, "fixer", messages_for(render("executor_system", knowledge=ctx.knowledge), user),
                               call_key=f"{failed.id}/fix{attempt}", iteration=state["iteration"],
-                              parse=extract_for(ctx, ctx.kernel_name_of(failed.code)))
+                              parse=extract_for(ctx.kernel_name_of(failed.code)))
     if outcome.value is None:
         step = FixAttempt(attempt=attempt, error_seen=failed.result.error[-500:], status=EvalStatus.NO_CODE)
         sample = failed.model_copy(update={"fix_chain": (*failed.fix_chain, step)})
