@@ -102,9 +102,16 @@ def trace_inconsistency(trace: Sequence[TraceEvent], outputs: Sequence[np.ndarra
     return None
 
 
+# The task's peak is the paper's metric, which counts Trn1's ScalarE at the VectorE clock
+# (1.12 GHz); at its real 1.4 GHz the vector peak is 322.56e9 rather than 286.72e9 FLOP/s
+# (nkibench.md §1, caveats). A legitimate kernel can beat the metric by that factor, not more.
+PHYSICAL_PEAK_MARGIN = 322.56e9 / 286.72e9
+
+
 def below_peak(latency_ms: float, peak_latency_ms: float | None) -> str | None:
     """Return a flag message when a latency is faster than physically possible."""
-    if peak_latency_ms is not None and latency_ms < peak_latency_ms:
-        return (f"latency {latency_ms:.4g} ms is below the task's physical peak "
-                f"{peak_latency_ms:.4g} ms: rejected and flagged for review")
+    if peak_latency_ms is not None and latency_ms * PHYSICAL_PEAK_MARGIN < peak_latency_ms:
+        return (f"latency {latency_ms:.4g} ms is below what the hardware can do (the task's peak "
+                f"{peak_latency_ms:.4g} ms / {PHYSICAL_PEAK_MARGIN:.3f}): rejected and flagged "
+                "for review")
     return None

@@ -63,7 +63,7 @@ def test_latency_below_physical_peak_is_rejected_and_flagged():
     r = evaluate(ADD, AddTask(peak_ms=5.0))
     assert r.status is EvalStatus.REJECTED and r.latency_ms is None and not r.is_correct
     assert r.flag == "below_peak"
-    assert r.details["claimed_latency_ms"] == 1.0 and "physical peak" in r.error
+    assert r.details["claimed_latency_ms"] == 1.0 and "below what the hardware can do" in r.error
 
 
 def test_measurement_failure_is_bench_error():
@@ -138,3 +138,12 @@ def test_a_kernel_file_that_fails_to_load_names_no_seed():
     r = evaluate("raise ImportError('no module named tile_utils')\ndef kernel(a, b):\n    return a\n")
     assert r.status is EvalStatus.RUNTIME_ERROR and not r.error.startswith("seed")
     assert "tile_utils" in r.error and r.details["sandbox"]["stage"] == "load"
+
+
+def test_peak_guard_allows_the_documented_physical_margin():
+    from accelopt_graph.tools.checks import PHYSICAL_PEAK_MARGIN, below_peak
+
+    assert PHYSICAL_PEAK_MARGIN == pytest.approx(1.125)
+    assert below_peak(0.95, 1.0) is None  # beats the metric's peak, within the ScalarE clock margin
+    assert below_peak(0.85, 1.0) is not None
+    assert below_peak(0.1, None) is None
