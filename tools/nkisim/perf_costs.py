@@ -31,9 +31,9 @@ def itemsize_or(dtype: str, default: int) -> int:
 
 def itemsize(dtype: str) -> int:
     """Bytes per element of an NKI dtype name (numpy names accepted)."""
-    name = str(dtype).removeprefix("nl.").removeprefix("numpy.").lower()
+    name = norm_dtype(dtype)
     if name not in _ITEMSIZE:
-        raise ValueError(f"perf_model.itemsize: unknown dtype {dtype!r}; known: {sorted(_ITEMSIZE)}")
+        raise ValueError(f"perf_costs.itemsize: unknown dtype {dtype!r}; known: {sorted(_ITEMSIZE)}")
     return _ITEMSIZE[name]
 
 
@@ -173,7 +173,7 @@ def _cost_tensor_reduce(ev: TraceEvent, spec: HardwareSpec) -> float:
     n = _n(ev)
     tiles = _tiles(ev)
     op = str(ev.attrs.get("op", "")).lower()
-    fast = op in {"add", "max", "sum"} and _all_16bit(ev, tiles + [w for w in ev.writes])
+    fast = op in {"add", "max", "maximum", "sum"} and _all_16bit(ev, tiles + list(ev.writes))
     return max(spec.min_ii_cycles, n / 2 if fast else n)
 
 
