@@ -22,8 +22,11 @@ from accelopt_graph.tools.registry import make_backend
 from accelopt_graph.tools.sandbox import SandboxJob, run_isolated
 
 
-def throughput(task, code: str, *, workers: int, kernels: int, settings: EvalSettings) -> dict:
-    backend = make_backend("nkisim", workers=workers)
+def throughput(task, code: str, *, workers: int, kernels: int, settings: EvalSettings,
+               executor: str = "local") -> dict:
+    ray_init = {"num_cpus": workers, "include_dashboard": False, "log_to_driver": False}
+    backend = make_backend("nkisim", workers=workers, executor=executor,
+                           ray_init=ray_init if executor == "ray" else None)
     try:
         start = time.perf_counter()
         with ThreadPoolExecutor(max_workers=2 * workers) as pool:
@@ -88,6 +91,8 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--seeds", default="0,21,42,63,84")
     ap.add_argument("--overhead-runs", type=int, default=10)
+    ap.add_argument("--executor", choices=["local", "ray"], default="local",
+                    help="ray: a local Ray instance with num_cpus = workers, started per row")
     args = ap.parse_args()
     params = {k: int(v) for k, v in (kv.split("=") for kv in args.params.split(",") if kv)}
     task = load_task(args.task, params=params or None, reduced=args.reduced)
@@ -98,11 +103,13 @@ def main() -> None:
     print(f"task {task.name} params {task.parameters}; seeds {settings.seeds} + adversarial cases; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
 
-    print("\n| workers | kernels | wall s | kernels/min | mean evaluate() s (incl. slot wait) "
+    print(f"\nexecutor: {args.executor}")
+    print("| workers | kernels | wall s | kernels/min | mean evaluate() s (incl. slot wait) "
           "| mean sandbox s | simulated latency ms |")
     print("|---|---|---|---|---|---|---|")
     for w in (int(x) for x in args.workers.split(",")):
-        r = throughput(task, code, workers=w, kernels=args.kernels, settings=settings)
+        r = throughput(task, code, workers=w, kernels=args.kernels, settings=settings,
+                       executor=args.executor)
         print(f"| {w} | {r['kernels']} | {r['wall_s']:.1f} | {r['kernels_per_min']:.1f} | "
               f"{r['mean_eval_s']:.2f} | {r['mean_sandbox_s']:.2f} | {r['latency_ms']:.4f} |")
 
