@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,9 +15,10 @@ from langchain_core.language_models import BaseChatModel
 from accelopt_graph.eval_cache import EvalCache
 from accelopt_graph.ledger import LedgerSink, count_evaluations
 from accelopt_graph.llm import LLMCache, make_models
+from accelopt_graph.memory.embedding import Embedder, make_embedder
+from accelopt_graph.memory.store import ExperienceStore, open_store
 from accelopt_graph.parsing import kernel_function_name
 from accelopt_graph.prompting import knowledge_pack
-from accelopt_graph.memory.store import ExperienceStore, open_store
 from accelopt_graph.settings import Settings
 from accelopt_graph.tools.backend import EvalSettings, KernelBackend, KernelTask
 from accelopt_graph.types import ROLES
@@ -50,6 +51,7 @@ class OptimizerContext:
         if self.ledger is None:
             self.ledger = LedgerSink(self.settings.budget)
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._embedder: Embedder | None = None
         # Evaluations block a thread until a device slot frees; one thread per slot (asyncio's
         # default pool stops at min(32, cpus + 4), fewer than a Ray cluster's slots).
         self.eval_threads = ThreadPoolExecutor(max_workers=max(4, self.settings.backend.workers),
@@ -79,6 +81,13 @@ class OptimizerContext:
         """The hardware knowledge pack the backend names (default: the NKI pack)."""
         info = self.backend.hardware_info(self.settings.backend.hardware)
         return knowledge_pack(str(info.get("knowledge_pack", "nki")))
+
+    @property
+    def embedder(self) -> Embedder:
+        """The memory's text embedder (offline hashing by default), also used to merge similar plans."""
+        if self._embedder is None:
+            self._embedder = make_embedder(self.settings.memory.embedding)
+        return self._embedder
 
     def restore(self, values: Mapping[str, Any]) -> None:
         """Seed the ledger sink from a checkpoint's state before resuming a run, so budget caps count

@@ -2,6 +2,7 @@
 each round (experience pairs), select the next beam and decide when to stop (algorithm.md)."""
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 from langgraph.graph import END
@@ -11,10 +12,11 @@ from langgraph.types import Command, Overwrite, Send
 from accelopt_graph.context import OptimizerContext
 from accelopt_graph.eval_cache import code_hash
 from accelopt_graph.ledger import count_evaluations
+from accelopt_graph.memory.embedding import normalize_rows
 from accelopt_graph.memory.selection import PairCandidate, select_pairs
 from accelopt_graph.nodes.evaluate import evaluate_code
 from accelopt_graph.search.beam import best_candidate, select_beam
-from accelopt_graph.search.plans import merge_duplicate_plans
+from accelopt_graph.search.plans import merge_duplicate_plans, plan_text
 from accelopt_graph.search.stopping import stop_reason
 from accelopt_graph.state import CandidateBranch, ExecuteBranch, OptimizerState, SummarizeBranch
 from accelopt_graph.types import Candidate, ExperiencePair, Plan, speedup
@@ -59,10 +61,12 @@ def executable(plans: list[Plan]) -> list[Plan]:
 async def dispatch_plans(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> dict:
     """Join the round's plans, merge near-duplicates of one candidate (project default), and record
     how many execute branches the round sends (the digest's barrier)."""
-    search = runtime.context.settings.search
+    ctx = runtime.context
+    search = ctx.settings.search
     plans = state.get("plans") or []
-    if search.dedup_plans:
-        plans = merge_duplicate_plans(plans, threshold=search.plan_similarity)
+    if search.dedup_plans and plans:
+        vectors = normalize_rows(await asyncio.to_thread(ctx.embedder.embed, [plan_text(p) for p in plans]))
+        plans = merge_duplicate_plans(plans, vectors, threshold=search.plan_similarity)
     return {"plans": Overwrite(plans), "dispatched": len(executable(plans)) * search.samples_per_plan}
 
 

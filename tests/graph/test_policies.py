@@ -7,7 +7,7 @@ import pytest
 
 from accelopt_graph.ledger import budget_stop_reason, total, totals_by_iteration, totals_by_role
 from accelopt_graph.search.beam import best_candidate, rank, select_beam
-from accelopt_graph.search.plans import merge_duplicate_plans
+from accelopt_graph.search.plans import merge_duplicate_plans, plan_text
 from accelopt_graph.search.stopping import stop_reason
 from accelopt_graph.settings import BudgetSettings
 from accelopt_graph.tools.backend import EvalResult, EvalStatus
@@ -87,7 +87,10 @@ def test_near_duplicate_plans_merge_into_the_first():
              plan(1, "Fuse exp and reciprocal", "fuse the exp and the reciprocal into one activation"),
              plan(2, "Bigger tiles", "use 2048 wide free dimension tiles to amortize DMA overhead"),
              plan(0, "Fuse exp and reciprocal", "fuse the exp and reciprocal into one activation", rank=1)]
-    merged = {p.id: p.merged_into for p in merge_duplicate_plans(plans, threshold=0.8)}
+    from accelopt_graph.memory.embedding import make_embedder, normalize_rows
+
+    vectors = normalize_rows(make_embedder("hashing").embed([plan_text(p) for p in plans]))
+    merged = {p.id: p.merged_into for p in merge_duplicate_plans(plans, vectors, threshold=0.92)}
     assert merged == {"p0.0": None, "p0.1": "p0.0", "p0.2": None, "p1.0": None}
 
 
