@@ -81,12 +81,13 @@ def matmul_contraction_bad(a, b):  # contraction on 256 partitions
     return out
 
 
-@nki.jit
-def matmul_psum_input_bad(a, b):
+def _matmul_transposed_stationary(a, b, evict):
     out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
     sa = nl.load(a[0:128, 0:128])
     sb = nl.load(b[0:128, 0:512])
     pa = nisa.nc_transpose(sa)  # in PSUM
+    if evict:
+        pa = nl.copy(pa)  # evicted to SBUF first
     acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
     acc += nisa.nc_matmul(pa, sb)
     nl.store(out, value=nl.copy(acc))
@@ -94,15 +95,13 @@ def matmul_psum_input_bad(a, b):
 
 
 @nki.jit
+def matmul_psum_input_bad(a, b):
+    return _matmul_transposed_stationary(a, b, evict=False)
+
+
+@nki.jit
 def matmul_psum_input_ok(a, b):
-    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    sa = nl.load(a[0:128, 0:128])
-    sb = nl.load(b[0:128, 0:512])
-    pa = nl.copy(nisa.nc_transpose(sa))  # evicted to SBUF first
-    acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
-    acc += nisa.nc_matmul(pa, sb)
-    nl.store(out, value=nl.copy(acc))
-    return out
+    return _matmul_transposed_stationary(a, b, evict=True)
 
 
 @nki.jit
