@@ -176,3 +176,11 @@ def test_declined_summaries_are_dropped_without_re_asking(tmp_path, marker_task)
     assert out["experiences_added"] == [] and store.count() == 0
     summaries = [c for c in out["ledger"] if c.role == "summarizer"]
     assert len(summaries) == 1 and summaries[0].ok
+
+
+def test_graph_topology_snapshot():
+    """Pins the wiring; after an intended change, regenerate tests/graph/graph.mmd from draw_mermaid()."""
+    from pathlib import Path
+
+    snapshot = (Path(__file__).parent / "graph.mmd").read_text()
+    assert build_graph().compile().get_graph().draw_mermaid() == snapshot
