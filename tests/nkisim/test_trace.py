@@ -126,3 +126,13 @@ def test_pinned_engine_is_marked(rng):
     ts = [e for e in trace if e.op == "tensor_scalar"]
     assert ts[0].engine is Engine.SCALAR and ts[0].attrs.get("engine_explicit") is True
     assert ts[1].engine is Engine.VECTOR and "engine_explicit" not in ts[1].attrs
+
+
+def test_spmd_programs_are_an_affine_loop(kernels, rng):
+    m = kernels("tensor_add")
+    a = rng.standard_normal((256, 1024)).astype(np.float32)
+    res = nkisim.run_kernel(m.nki_tensor_add_kernel[2, 2], (a, a), strict_affine=True)
+    frames = [e.loops[0] for e in res.trace]
+    assert {f.loop_id for f in frames} == {0} and {f.trip_count for f in frames} == {4}
+    assert sorted({f.iteration for f in frames}) == [0, 1, 2, 3]
+    assert all(f.kind is LoopKind.AFFINE for f in frames)

@@ -17,7 +17,7 @@ from .kernel import unwrap
 from .nt import is_mutable
 from .runtime import Run, in_package, using
 from .tensors import HBM, Tensor, View
-from .trace import TraceEvent
+from .trace import LoopFrame, LoopKind, TraceEvent
 
 try:  # tile matmuls are 128x128x512: multi-threaded BLAS only adds contention at that size
     from threadpoolctl import threadpool_limits
@@ -149,11 +149,14 @@ def run_kernel(kernel, args=(), kwargs=None, *, grid=None, collect_trace: bool =
                 ann = sig.parameters[name].annotation
                 bound.arguments[name] = _wrap_arg(run, name, value, ann)
             result = None
-            programs = itertools.product(*(range(n) for n in g)) if g else [()]
-            for pid in programs:
+            programs = list(itertools.product(*(range(n) for n in g))) if g else [()]
+            for linear, pid in enumerate(programs):
                 run.program_id = tuple(pid)
                 run.shared_cursor = 0
+                if len(programs) > 1:  # the legacy compiler runs the grid as a loop (loop id 0)
+                    run.loops = (LoopFrame(0, LoopKind.AFFINE, linear, len(programs)),)
                 result = func(*bound.args, **bound.kwargs)
+            run.loops = ()
             outputs = _to_numpy(result, "output")
             run.memory.check()
             if run.trace is not None and check_affine:
