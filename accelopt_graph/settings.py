@@ -12,6 +12,9 @@ from accelopt_graph.memory.config import MemoryConfig
 from accelopt_graph.types import ROLES
 
 
+ENV_PREFIX = "ACCELOPT__"
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -137,6 +140,13 @@ class Settings(_Section):
             return type(self).model_validate(raw)
         except ValidationError as err:
             raise ValueError(f"invalid configuration override\n{_describe(err)}") from None
+
+    def with_env(self, environ: Mapping[str, str], *, prefix: str = ENV_PREFIX) -> Settings:
+        """Apply `ACCELOPT__SECTION__FIELD=value` variables (YAML scalars) on top, e.g.
+        `ACCELOPT__MODELS__PLANNER__BASE_URL=http://gpu-node:8000/v1`; API keys stay in `api_key_env`."""
+        overrides = {key[len(prefix):].lower().replace("__", "."): yaml.safe_load(value)
+                     for key, value in environ.items() if key.startswith(prefix)}
+        return self.with_overrides(overrides) if overrides else self
 
     def price_usd(self, model: str, *, prompt_tokens: int, completion_tokens: int) -> float:
         """Return the USD cost of one call from the price table (0 for a model without a price)."""

@@ -93,3 +93,12 @@ def test_knowledge_packs_render_their_hardware(name):
     assert ("24 MiB" in text) == (name == "trn1-nki-legacy") and "{" not in text
     with pytest.raises(PromptError, match="unknown knowledge pack"):
         knowledge_pack("tpu")
+
+
+def test_environment_overrides_use_double_underscores():
+    env = {"ACCELOPT__MODELS__PLANNER__BASE_URL": "http://gpu:8000/v1", "ACCELOPT__SEARCH__BEAM_WIDTH": "5",
+           "OTHER": "x"}
+    s = Settings().with_env(env)
+    assert s.models.planner.base_url == "http://gpu:8000/v1" and s.search.beam_width == 5
+    with pytest.raises(ValueError, match="search.beam_widht"):
+        Settings().with_env({"ACCELOPT__SEARCH__BEAM_WIDHT": "5"})
