@@ -93,3 +93,22 @@ def test_nl_outside_a_kernel_is_a_clear_error():
     from accelopt_graph.tools.nkisim import language as nl
     with pytest.raises(nkisim.SimRuntimeError, match="inside a simulated kernel"):
         nl.zeros((128, 4), nl.float32)
+
+
+def test_load_source_runs_kernel_text(rng):
+    src = ("import neuronxcc.nki.language as nl\n"
+           "def kernel(x):\n"
+           "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+           "    nl.store(out, value=nl.multiply(nl.load(x), 3.0))\n"
+           "    return out\n")
+    m = nkisim.load_source(src)
+    x = rng.standard_normal((16, 8)).astype(np.float32)
+    np.testing.assert_allclose(nkisim.simulate_kernel(m.kernel, x), 3 * x, rtol=1e-6)
+    with pytest.raises(SimCompileError, match="syntax error"):
+        nkisim.load_source("def kernel(:\n")
+
+
+def test_loop_reduce_is_order_independent(kernels, rng):
+    m = kernels("misc_ops")
+    x = rng.standard_normal((4, 128, 64)).astype(np.float32)
+    assert nkisim.check_affine_iterations(m.max_over_blocks, x, raise_error=False).independent
