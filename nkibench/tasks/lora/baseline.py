@@ -11,6 +11,7 @@ def kernel(x, w, a, b):
     N = w.shape[2]
     R = a.shape[2]
     NS = 512 if N % 512 == 0 else P  # N chunk: one PSUM bank of fp32 when N allows
+    KQ = 4 if KT % 4 == 0 else 1  # the K reduction runs in KQ sequential parts
     assert R <= 128 and N % P == 0, "baseline needs R <= 128 and N % 128 == 0"
     out = nl.ndarray((MA, MC, P, N // P, P), dtype=x.dtype, buffer=nl.shared_hbm)
     xa_t = nl.ndarray((MA * MC, R, P), dtype=x.dtype, buffer=nl.shared_hbm)  # scratch: (x a)^T per row tile
@@ -36,15 +37,15 @@ def kernel(x, w, a, b):
         for i in nl.affine_range(MA):
             for j in nl.affine_range(MC):
                 xr = nl.load(x[i, j])
-                main = nl.zeros((P, NS), dtype=nl.float32, buffer=nl.psum)
-                for t in nl.affine_range(KT):
-                    x_t = nl.copy(nisa.nc_transpose(xr[:, t, :]), dtype=x.dtype)
-                    main += nisa.nc_matmul(x_t, w_sb[t])
                 xa_tile = nl.load(xa_t[i * MC + j])  # [R, 128 rows]
                 low = nisa.nc_matmul(xa_tile, b_sb)
-                main_sb = nl.copy(main, dtype=x.dtype)
-                low_sb = nl.copy(low, dtype=x.dtype)
-                res = nl.add(main_sb, low_sb)
+                res = nl.copy(low, dtype=x.dtype)
+                for q in nl.sequential_range(KQ):  # K in quarters; each partial sum leaves PSUM
+                    part = nl.zeros((P, NS), dtype=nl.float32, buffer=nl.psum)
+                    for t in nl.affine_range(KT // KQ):
+                        x_t = nl.copy(nisa.nc_transpose(xr[:, q * (KT // KQ) + t, :]), dtype=x.dtype)
+                        part += nisa.nc_matmul(x_t, w_sb[q * (KT // KQ) + t])
+                    res[...] = nl.add(res, nl.copy(part, dtype=x.dtype))
                 for u in nl.affine_range(NS // P):
                     nl.store(out[i, j, :, n * (NS // P) + u, :], value=res[:, u * P:(u + 1) * P])
     return out
