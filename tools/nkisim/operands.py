@@ -28,8 +28,9 @@ def on_chip(x, api: str, arg: str, run: Run) -> View:
             f"a tile in 'hbm' instead (load it into SBUF first with nl.load)",
             code="err_unsupported_memory")
     if t.pdim:
-        spans = v.sel.spans
-        if spans is None or any(kept for s, st, c, kept in spans[:t.pdim]):
+        sel = v.sel
+        if (any(kept for s, st, c, kept in sel.spans[:t.pdim]) if sel.spans is not None
+                else any(isinstance(a, np.ndarray) for a in sel.arrays[:t.pdim])):
             raise SimCompileError(
                 f"Cannot infer a tile from operand '{arg}' of '{api}': index the block dimensions "
                 f"of `{t.name}` (left of par_dim) with integers first",
