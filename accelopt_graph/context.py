@@ -52,6 +52,7 @@ class OptimizerContext:
             self.ledger = LedgerSink(self.settings.budget)
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._embedder: Embedder | None = None
+        self.evaluations_in_flight: dict[str, asyncio.Future] = {}  # cache key -> pending result
         # Evaluations block a thread until a device slot frees; one thread per slot (asyncio's
         # default pool stops at min(32, cpus + 4), fewer than a Ray cluster's slots).
         self.eval_threads = ThreadPoolExecutor(max_workers=max(4, self.settings.backend.workers),

@@ -184,3 +184,14 @@ def test_graph_topology_snapshot():
 
     snapshot = (Path(__file__).parent / "graph.mmd").read_text()
     assert build_graph().compile().get_graph().draw_mermaid() == snapshot
+
+
+def test_identical_samples_are_evaluated_once(tmp_path, marker_task):
+    backend = MarkerBackend()
+    ctx = make_context(small_settings(tmp_path, iterations=0, samples_per_plan=4), marker_task,
+                       models=marker_models(), backend=backend, store=NullExperienceStore(), run_dir=tmp_path / "run")
+    out, _ = run(ctx, marker_task)
+    samples = [c for c in out["history"] if c.parent_id]
+    assert len(samples) == 4 and len({c.code for c in samples}) == 1
+    assert len(backend.evaluated) == 2  # the baseline and one of the four identical samples
+    assert sum(not c.cached for c in samples) == 1
