@@ -195,3 +195,13 @@ def test_identical_samples_are_evaluated_once(tmp_path, marker_task):
     assert len(samples) == 4 and len({c.code for c in samples}) == 1
     assert len(backend.evaluated) == 2  # the baseline and one of the four identical samples
     assert sum(not c.cached for c in samples) == 1
+
+
+def test_a_failing_baseline_stops_the_run_with_its_status(tmp_path, marker_task):
+    marker_task.baseline_code = "@nki.jit\ndef kernel(x):\n    return x  # BROKEN\n"
+    models = marker_models()
+    ctx = make_context(small_settings(tmp_path), marker_task, models=models, backend=MarkerBackend(),
+                       store=NullExperienceStore(), run_dir=tmp_path / "run")
+    out, _ = run(ctx, marker_task)
+    assert out["stop_reason"] == "baseline_failed: compile_error" and out["best"] is None
+    assert out["ledger"] == [] and models["planner"].calls == []
