@@ -243,3 +243,13 @@ def test_indirect_row_gather(rng):
     table = rng.standard_normal((1000, 64)).astype(np.float32)
     ids = rng.integers(0, 1000, (128, 1)).astype(np.int32)
     np.testing.assert_array_equal(nkisim.simulate_kernel(kernel, table, ids), table[ids[:, 0]])
+
+
+def test_compiler_emitted_style_matmul(kernels, rng, rel_l2):
+    m = kernels("compiler_style")
+    a = rng.standard_normal((256, 384)).astype(np.float32)
+    b = rng.standard_normal((384, 1024)).astype(np.float32)
+    res = nkisim.run_kernel(m.matmul, (a, b), strict_affine=True)
+    assert rel_l2(res.outputs, a @ b) < TOL
+    # a PSUM tensor with block dims counts one block (one bank), plus a transpose result's bank
+    assert res.peak_psum_bytes_per_partition <= 2 * 2048
