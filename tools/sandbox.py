@@ -1,11 +1,13 @@
 """Run one untrusted kernel in its own confined process and bring back only data (issue 7, sandbox).
 
-`run_isolated(job)` spawns `python -I -m accelopt_graph.tools.sandbox_child` in a fresh temporary
-directory and a new session, with inputs as .npy files. A wall-clock timeout kills the whole process
-group, and a sweep kills any process that still carries this run's token (a forked child that left
-the group). The child confines itself (tools/confine.py) before loading the kernel. What comes back
-is checked data: arrays loaded without pickle and size-capped, a JSON trace, the tail of its logs.
-Correctness, latency and the verdict are computed by the caller from this data, never by the child.
+`run_isolated(job)` starts the sandbox program (`accelopt_graph.tools.sandbox_child`) in a fresh
+temporary directory and a new session, with inputs as .npy files: forked from the pre-warmed
+server (tools/fork_server.py) for the simulator, or as a fresh `python -I` otherwise. A wall-clock
+timeout kills the whole process group; strays that left the group are killed too (by the fork
+server, a subreaper, or by a sweep for this run's token). The child confines itself
+(tools/confine.py) before loading the kernel. What comes back is checked data: arrays loaded
+without pickle and size-capped, a JSON trace, input digests, the tail of its logs. Correctness,
+latency and the verdict are computed by the caller from this data, never by the child.
 """
 from __future__ import annotations
 
