@@ -205,3 +205,19 @@ def test_a_failing_baseline_stops_the_run_with_its_status(tmp_path, marker_task)
     out, _ = run(ctx, marker_task)
     assert out["stop_reason"] == "baseline_failed: compile_error" and out["best"] is None
     assert out["ledger"] == [] and models["planner"].calls == []
+
+
+def test_llm_outages_become_failed_samples_not_a_crash(tmp_path, marker_task):
+    class Down(type(marker_models()["executor"])):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            raise TimeoutError("upstream timed out")
+
+    models = {**marker_models(), "executor": Down(rules=[])}
+    ctx = make_context(small_settings(tmp_path, iterations=1, llm_retries=1), marker_task, models=models,
+                       backend=MarkerBackend(), store=NullExperienceStore(), run_dir=tmp_path / "run")
+    out, _ = run(ctx, marker_task)
+    samples = [c for c in out["history"] if c.parent_id]
+    assert out["stop_reason"] == "iterations_done" and samples
+    assert all(c.result.status.value == "no_code" and "TimeoutError" in c.result.error for c in samples)
+    failed = [c for c in out["ledger"] if c.role == "executor"]
+    assert failed and not any(c.ok for c in failed) and out["best"].id == "baseline"
