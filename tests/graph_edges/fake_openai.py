@@ -51,6 +51,7 @@ class CallRecord:
     usage: dict[str, Any]
     finished: bool = False  # the response was written completely to the socket
     status: int = 200
+    prompt: str = ""
 
 
 def load_rules(path: str | Path) -> list[Rule]:
@@ -210,7 +211,7 @@ class FakeOpenAIServer:
         with self._lock:
             record = CallRecord(index=len(self.calls) + 1, model=str(body.get("model", "")),
                                 prompt_sha=hashlib.sha256(text.encode()).hexdigest()[:16],
-                                rule=rule_index, usage=usage)
+                                rule=rule_index, usage=usage, prompt=text)
             self.calls.append(record)
             status = self.fail_statuses.pop(0) if self.fail_statuses else 200
             record.status = status

@@ -19,7 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from accelopt_graph.run import run_optimization
 from accelopt_graph.rundir import RunDir, read_jsonl
+from accelopt_graph.settings import Settings
+from graph.conftest import MarkerTask
+from graph.fakes import MarkerBackend
 
 from .conftest import run_config, write_config
 from .fake_openai import load_rules
@@ -34,7 +38,7 @@ SEARCH = {"iterations": 2, "beam_width": 2, "plans_per_candidate": 2, "samples_p
 # their new kernels are being evaluated (EVAL_DELAY_S): both branches must be redone, and their
 # finished executor calls must come from the run's LLM cache.
 ROUND_0_AND_PLANS = 9
-EVAL_DELAY_S = 3.0
+EVAL_DELAY_S = 2.0
 
 
 def hold(index: int, prompt: str) -> bool:
@@ -98,7 +102,7 @@ def outcome_view(run: RunDir) -> dict:
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_without_repeating_finished_work(tmp_path, fake_openai):
+def test_killed_run_resumes_without_repeating_finished_work(tmp_path, fake_openai, monkeypatch):
     rules = load_rules(write_rules(tmp_path / "answers.json", marker_rules()))
 
     server = fake_openai(rules, hold_if=hold)
@@ -131,8 +135,10 @@ def test_killed_run_resumes_without_repeating_finished_work(tmp_path, fake_opena
 
     reference_server = fake_openai(rules)
     reference = RunDir(tmp_path / "uninterrupted")
-    finish(driver("start", str(config_for(tmp_path, "uninterrupted", reference_server.base_url)),
-                  str(reference.root)))
+    task = MarkerTask()
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+    run_optimization(Settings.from_yaml(config_for(tmp_path, "uninterrupted", reference_server.base_url)),
+                     task.name, task=task, backend=MarkerBackend(), run_dir=reference.root)
 
     # LLM calls: before-kill + after-resume is exactly the uninterrupted run's multiset of prompts.
     assert (Counter(c.prompt_sha for c in finished_before) + Counter(c.prompt_sha for c in after)
@@ -173,8 +179,10 @@ def test_cli_run_killed_and_resumed_with_accelopt_resume(tmp_path, fake_openai):
     params = [arg for k, v in SILU_PARAMS.items() for arg in ("--param", f"{k}={v}")]
 
     def config(name: str, base_url: str) -> str:
+        # Memory off here (the library test above resumes with a real Chroma store): ~5 s per process.
         return str(write_config(tmp_path / f"{name}.yaml", run_config(
-            tmp_path / name, base_url, search=CLI_SEARCH, backend={"workers": 2, "seeds": [0]})))
+            tmp_path / name, base_url, search=CLI_SEARCH, backend={"workers": 2, "seeds": [0]},
+            memory={"enabled": False})))
 
     reference_server = fake_openai(rules)
     reference = RunDir(tmp_path / "uninterrupted")
