@@ -45,6 +45,15 @@ async def start(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> di
             "elapsed_s": 0.0}
 
 
+def sync_ledger(ctx: OptimizerContext, state: OptimizerState) -> float:
+    """Re-seed the ledger sink from the state at a join (every branch has reported, so the state's
+    ledger is complete); this also makes a resumed process count earlier spending. Returns wall_s."""
+    wall_s = state.get("elapsed_s", 0.0) + ctx.ledger.since_sync_s()
+    ctx.ledger.sync(state.get("ledger") or [], evaluations=count_evaluations(state.get("history") or []),
+                    wall_s=wall_s)
+    return wall_s
+
+
 def route_to_candidates(state: OptimizerState) -> list[Send] | Literal["__end__"]:
     """Fan out one retrieval per beam candidate, or end the run once a stop reason is set."""
     if state.get("stop_reason"):
@@ -64,10 +73,12 @@ async def dispatch_plans(state: OptimizerState, runtime: Runtime[OptimizerContex
     ctx = runtime.context
     search = ctx.settings.search
     plans = state.get("plans") or []
+    elapsed_s = sync_ledger(ctx, state)
     if search.dedup_plans and plans:
         vectors = normalize_rows(await asyncio.to_thread(ctx.embedder.embed, [plan_text(p) for p in plans]))
         plans = merge_duplicate_plans(plans, vectors, threshold=search.plan_similarity)
-    return {"plans": Overwrite(plans), "dispatched": len(executable(plans)) * search.samples_per_plan}
+    return {"plans": Overwrite(plans), "dispatched": len(executable(plans)) * search.samples_per_plan,
+            "elapsed_s": elapsed_s}
 
 
 def route_to_samples(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> list[Send] | Literal["digest"]:
@@ -110,7 +121,7 @@ async def digest(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> C
     samples = sorted(state.get("samples") or [], key=lambda c: c.order)
     if len(samples) + state.get("skipped", 0) < state.get("dispatched", 0):
         return Command(goto=[])
-    update: dict = {"history": samples}
+    update: dict = {"history": samples, "elapsed_s": sync_ledger(ctx, state)}
     if ctx.ledger.stop_reason() is not None or search.top_k == 0:
         return Command(update=update, goto="update_memory")
     pairs = experience_pairs(state["beam"], samples, top_k=search.top_k, max_threshold=search.max_threshold,
@@ -135,10 +146,7 @@ async def select(state: OptimizerState, runtime: Runtime[OptimizerContext]) -> d
     improved = best is not None and (previous is None or best.id != previous.id)
     stale = 0 if improved else state.get("rounds_without_improvement", 0) + 1
     history = state.get("history") or []
-    ledger = state.get("ledger") or []
-    evaluations = count_evaluations(history)
-    wall_s = state.get("elapsed_s", 0.0) + ctx.ledger.since_sync_s()
-    ctx.ledger.sync(ledger, evaluations=evaluations, wall_s=wall_s)
+    wall_s = sync_ledger(ctx, state)
     percent = best.result.percent_of_peak if best is not None else None
     fraction = percent / 100.0 if percent is not None else None
     reason = stop_reason(round_done=iteration, iterations=search.iterations, budget_reason=ctx.ledger.stop_reason(),
