@@ -170,7 +170,8 @@ def report(
         from accelopt_graph.plot import plot_series
 
         plot_series(summary["series"], run_dir.plot, title=f"{manifest.task_name} ({manifest.run_id})",
-                    simulated=summary.get("source") != "hardware")
+                    simulated=summary.get("source") != "hardware",
+                    baseline_percent_of_peak=(summary.get("baseline") or {}).get("percent_of_peak"))
     typer.echo(json.dumps(summary, indent=2, sort_keys=True) if as_json else format_report(summary))
 
 

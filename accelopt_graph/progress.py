@@ -64,7 +64,7 @@ class ProgressDisplay:
         if self._live is not None:
             self._live.update(self._table())
         elif event.get("event") == "iteration_done":
-            self.console.print(self.state.line(), highlight=False)
+            self.console.print(self.state.line(), highlight=False, soft_wrap=True)
 
     def _table(self) -> Table:
         s = self.state

@@ -224,6 +224,7 @@ def write_artifacts(run: RunDir, manifest: RunManifest, values: Mapping[str, Any
         run.best_kernel.write_text(best["code"])
     if plot and summary["series"]:
         plot_series(summary["series"], run.plot, title=f"{manifest.task_name} ({run.run_id})",
-                    simulated=summary.get("source") != "hardware")
+                    simulated=summary.get("source") != "hardware",
+                    baseline_percent_of_peak=(summary.get("baseline") or {}).get("percent_of_peak"))
     write_json(run.summary, summary)
     return summary
