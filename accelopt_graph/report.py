@@ -124,9 +124,12 @@ def build_summary(*, run_id: str, task_name: str, task_params: Mapping[str, Any]
     source, hardware, backend = sorted(sources, key=str)[0] if len(sources) == 1 else (
         "mixed" if sources else None, None, None)
     best_view = _kernel_view(best)
+    cost = cost_summary(calls)
     if best_view is not None:
-        best_view["speedup"] = (base_latency / best_latency
-                                if base_latency and best_latency else None)
+        gain = base_latency / best_latency if base_latency and best_latency else None
+        best_view["speedup"] = gain
+        # The paper compares systems by spend for the speedup reached (algorithm.md, "Cost").
+        best_view["usd_per_speedup_gain"] = cost["usd"] / (gain - 1) if gain and gain > 1 else None
     return {
         "run_id": run_id,
         "task": {"name": task_name, "params": dict(task_params or {})},
@@ -143,7 +146,7 @@ def build_summary(*, run_id: str, task_name: str, task_params: Mapping[str, Any]
             "by_status": dict(Counter(str(_result(c).get("status")) for c in candidates)),
             "cached": sum(1 for c in candidates if c.get("cached")),
         },
-        "cost": cost_summary(calls),
+        "cost": cost,
         "series": iteration_series(candidates, calls),
         "experiences_added": len(experiences_added),
         "wall_s": wall_s,
@@ -174,6 +177,7 @@ def format_report(summary: Mapping[str, Any]) -> str:
         f"LLM calls {cost['calls']} (failed {cost['failed_calls']}, from cache {cost['cached_calls']})  "
         f"tokens prompt {cost['prompt_tokens']} completion {cost['completion_tokens']} "
         f"(reasoning {cost['reasoning_tokens']})  USD {cost['usd']:.4f}",
+        f"USD per unit of speedup gained {_fmt(best.get('usd_per_speedup_gain'), '.4f')}  "
         f"experiences added {summary.get('experiences_added', 0)}",
         "",
         f"{'iter':>4} {'evaluated':>9} {'best ms':>10} {'% peak':>7} {'USD cum':>9}",

@@ -58,6 +58,7 @@ def test_summary_reports_speedup_against_baseline_and_labels_simulated_numbers()
     summary = build_summary(run_id="r1", task_name="silu", task_params={"N": 8}, candidates=CANDIDATES,
                             calls=CALLS, stop_reason="iterations", iteration=2)
     assert summary["best"]["speedup"] == pytest.approx(2.0)
+    assert summary["best"]["usd_per_speedup_gain"] == pytest.approx(0.04 / (2.0 - 1))
     assert summary["baseline"]["id"] == "base"
     assert summary["candidates"]["by_status"] == {"ok": 5, "incorrect": 1}
     assert summary["source"] == "simulator"
