@@ -29,8 +29,9 @@ def _measure(run, timed, hardware):
 def ray_executor():
     from accelopt_graph.tools.ray_executor import RayExecutor
 
-    executor = RayExecutor(init_kwargs={"num_cpus": 2, "include_dashboard": False,
-                                        "log_to_driver": False})
+    # two fake NeuronCores: Ray pins tasks that request them with NEURON_RT_VISIBLE_CORES
+    executor = RayExecutor(init_kwargs={"num_cpus": 2, "resources": {"neuron_cores": 2},
+                                        "include_dashboard": False, "log_to_driver": False})
     yield executor
     executor.close()
 
@@ -71,3 +72,20 @@ def test_simulator_backend_is_identical_on_ray_and_locally(ray_executor):
     assert results["local"] == results["ray"]
     assert results["ray"]["baseline"]["status"] == "ok" and results["ray"]["baseline"]["latency_ms"] > 0
     assert results["ray"]["partial_write"]["status"] == "incorrect"
+
+
+@pytest.mark.slow
+def test_neuron_core_requests_are_pinned_inside_the_sandbox(ray_executor):
+    import numpy as np
+
+    from accelopt_graph.tools.ray_executor import RayExecutor
+    from accelopt_graph.tools.sandbox import SandboxJob
+
+    pinned = RayExecutor(resource="neuron_cores")  # joins the running instance
+    code = ("import os\nimport numpy as np\ndef kernel(a):\n"
+            "    return np.array([int(os.environ['NEURON_RT_VISIBLE_CORES'])])\n")
+    job = SandboxJob(code=code, cases=[[np.zeros(1, np.float32)]], engine="python")
+    runs = [pinned.run(job) for _ in range(3)]
+    assert all(r.status == "ok" for r in runs), runs[0].error
+    assert {int(r.cases[0].outputs[0][0]) for r in runs} <= {0, 1}
+    assert {r.details["NEURON_RT_VISIBLE_CORES"] for r in runs} <= {"0", "1"}
