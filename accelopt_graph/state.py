@@ -60,7 +60,8 @@ class PlanBranch(CandidateBranch):
     """Payload of `plan`: one of the N planner calls for a candidate."""
 
     index: int
-    experiences: list[Experience]
+    experiences: str  # the retrieved experiences, rendered once per candidate (not N copies of code)
+    experience_ids: list[str]
 
 
 class ExecuteBranch(CandidateBranch):

@@ -46,6 +46,7 @@ class Plan(BaseModel):
     ok: bool = True  # False: the planner call failed or its answer could not be parsed
     error: str = ""
     merged_into: str | None = None  # id of the plan this near-duplicate was merged into
+    experience_ids: tuple[str, ...] = ()  # the memory items the planner was shown
 
 
 class FixAttempt(BaseModel):

@@ -9,7 +9,7 @@ from langgraph.types import Command, Send
 
 from accelopt_graph.context import OptimizerContext
 from accelopt_graph.memory.store import RetrievalQuery
-from accelopt_graph.prompting import bottleneck_summary
+from accelopt_graph.prompting import bottleneck_summary, format_experiences
 from accelopt_graph.state import CandidateBranch, OptimizerState, PlanBranch
 
 
@@ -27,8 +27,9 @@ async def retrieve_experiences(state: CandidateBranch, runtime: Runtime[Optimize
             experiences = await asyncio.to_thread(ctx.store.retrieve, query, ctx.settings.memory.capacity)
         except Exception as err:  # noqa: BLE001 - a memory outage degrades planning, it does not stop it
             ctx.emit({"event": "memory_error", "iteration": state["iteration"], "error": f"{type(err).__name__}: {err}"})
+    rendered, ids = format_experiences(experiences), [e.id for e in experiences]
     sends = [Send("plan", PlanBranch(candidate=candidate, rank=state["rank"], iteration=state["iteration"],
-                                     index=i, experiences=experiences))
+                                     index=i, experiences=rendered, experience_ids=ids))
              for i in range(ctx.settings.search.plans_per_candidate)]
     return Command(goto=sends)
 

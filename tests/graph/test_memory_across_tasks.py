@@ -15,7 +15,16 @@ from .fakes import MarkerBackend
 def optimize(settings, task, models, store, run_dir):
     ctx = make_context(settings, task, models=models, backend=MarkerBackend(), store=store, run_dir=run_dir,
                        run_id=run_dir.name)
-    return asyncio.run(compile_graph().ainvoke({"task_name": task.name}, context=ctx))
+    async def go():
+        plans, final = [], None
+        async for mode, chunk in compile_graph().astream({"task_name": task.name}, context=ctx,
+                                                          stream_mode=["updates", "values"]):
+            if mode == "updates" and "plan" in chunk:
+                plans += chunk["plan"]["plans"]
+            elif mode == "values":
+                final = chunk
+        return {**final, "plans_seen": plans}
+    return asyncio.run(go())
 
 
 def test_run_on_a_leaves_experiences_that_b_retrieves(tmp_path):
@@ -30,7 +39,10 @@ def test_run_on_a_leaves_experiences_that_b_retrieves(tmp_path):
 
     reopened = open_store(settings.memory)  # a later process, same memory directory
     models_b = marker_models()
-    optimize(settings.with_overrides({"search": {"iterations": 0}}), task_b, models_b, reopened, tmp_path / "run_b")
+    out_b = optimize(settings.with_overrides({"search": {"iterations": 0}}), task_b, models_b, reopened,
+                     tmp_path / "run_b")
     first_prompts = [p for p in models_b["planner"].calls]
     assert first_prompts and all("Fuse passes" in p and "made the kernel" in p for p in first_prompts)
     assert all("(no experiences yet)" not in p for p in first_prompts)
+    assert out_b["plans_seen"] and all(set(p.experience_ids) == set(out_a["experiences_added"])
+                                       for p in out_b["plans_seen"])
