@@ -112,3 +112,23 @@ def test_loop_reduce_is_order_independent(kernels, rng):
     m = kernels("misc_ops")
     x = rng.standard_normal((4, 128, 64)).astype(np.float32)
     assert nkisim.check_affine_iterations(m.max_over_blocks, x, raise_error=False).independent
+
+
+def test_beta2_front_end(kernels, rng, rel_l2):
+    m = kernels("beta2_matmul")
+    a = rng.standard_normal((256, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 1024)).astype(np.float32)
+    out, trace = nkisim.run_kernel(m.matmul_beta2, (a, b), strict_affine=True)
+    assert rel_l2(out, np.maximum(a.T @ b, 0)) < 1e-5
+    flags = [e.attrs["accumulate"] for e in trace if e.op == "nc_matmul"]
+    assert flags[:2] == [False, True]  # accumulate=None: the first write overwrites
+    idx = nkisim.simulate_kernel(m.iota_beta2, np.zeros(1, np.float32))
+    np.testing.assert_array_equal(idx, 5 + np.arange(128 * 64).reshape(128, 64))
+    assert "nki" not in sys.modules
+
+
+def test_beta2_removed_names_are_reported():
+    with nkisim.activate():
+        import nki.language as nl2
+        with pytest.raises(nkisim.SimUnsupportedError, match="removed in Beta 2"):
+            nl2.arange(4)

@@ -1,8 +1,8 @@
 """Scoped import hook: `import neuronxcc.nki.language as nl` resolves to the simulator.
 
 `activate()` places facade modules in `sys.modules` for the duration of a `with` block and restores
-whatever was there before on exit, so nothing leaks. The legacy (Beta 1) front end is one entry of
-`FRONT_ENDS`; the Beta 2 `nki` namespace can be added as a second entry over the same core.
+whatever was there before on exit, so nothing leaks. Front ends are entries of `FRONT_ENDS` over the
+same core: the legacy (Beta 1) `neuronxcc.nki` and the Beta 2 `nki` namespace (`beta2/`).
 """
 from __future__ import annotations
 
@@ -57,18 +57,38 @@ def _legacy_front_end() -> dict[str, types.ModuleType]:
             "neuronxcc.nki.compiler": compiler}
 
 
-FRONT_ENDS = {"legacy": _legacy_front_end}
+def _beta2_front_end() -> dict[str, types.ModuleType]:
+    from .beta2 import isa as isa2
+    from .beta2 import language as language2
+    from .interpreter import simulate_kernel
+
+    def simulate(kernel):
+        """`nki.simulate(kernel)(*args)`: run on the CPU simulator, NumPy in and out."""
+        return lambda *args, **kwargs: simulate_kernel(kernel, *args, **kwargs)
+
+    nki = _package("nki", {"jit": kernel.jit, "simulate": simulate, "language": language2,
+                           "isa": isa2}, "nki")
+    return {"nki": nki, "nki.language": language2, "nki.isa": isa2}
+
+
+FRONT_ENDS = {"legacy": _legacy_front_end, "beta2": _beta2_front_end}
 _lock = threading.RLock()
 _cache: dict[str, dict[str, types.ModuleType]] = {}
 
 
 @contextmanager
-def activate(front_end: str = "legacy"):
-    """Within the block, NKI imports resolve to the simulator; afterwards they do not."""
+def activate(front_end: str = "all"):
+    """Within the block, NKI imports resolve to the simulator; afterwards they do not.
+
+    `front_end`: "legacy" (`neuronxcc.nki`), "beta2" (`nki`) or "all" (both; their module
+    names do not overlap)."""
+    names = list(FRONT_ENDS) if front_end == "all" else [front_end]
     with _lock:
-        if front_end not in _cache:
-            _cache[front_end] = FRONT_ENDS[front_end]()
-        modules = _cache[front_end]
+        modules = {}
+        for fe in names:
+            if fe not in _cache:
+                _cache[fe] = FRONT_ENDS[fe]()
+            modules.update(_cache[fe])
         saved = {name: sys.modules.get(name) for name in modules}
         sys.modules.update(modules)
     try:
@@ -85,7 +105,7 @@ def activate(front_end: str = "legacy"):
 _counter = itertools.count()
 
 
-def load_module(path, name: str | None = None, front_end: str = "legacy") -> types.ModuleType:
+def load_module(path, name: str | None = None, front_end: str = "all") -> types.ModuleType:
     """Import an unmodified kernel file with NKI imports resolving to the simulator."""
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -106,7 +126,7 @@ def load_module(path, name: str | None = None, front_end: str = "legacy") -> typ
     return module
 
 
-def load_source(source: str, name: str = "kernel_source", front_end: str = "legacy"):
+def load_source(source: str, name: str = "kernel_source", front_end: str = "all"):
     """Import kernel code given as a string (the code stays in this process: trusted input only)."""
     module = types.ModuleType(name)
     module.__file__ = f"<{name}>"
