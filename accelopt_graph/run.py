@@ -134,6 +134,10 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
     from accelopt_graph.llm import NoEndpointConfigured
 
     manifest = run.read_manifest()
+    live = [s for s in manifest.sessions if s.outcome == "running" and s.pid != os.getpid() and _alive(s.pid)]
+    if live:
+        raise RunSetupError(f"{run.root} is being worked on by process {live[-1].pid} (session "
+                            f"{live[-1].index}); stop it first, or wait for it to finish")
     session = Session(index=len(manifest.sessions), pid=os.getpid(), started_at=_now(), resumed=resumed)
     try:
         context = build_context(manifest, run, log=EvaluationLog(run.evaluations, session.index),
@@ -195,6 +199,17 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
 
 
 _FINISHED = object()
+
+
+def _alive(pid: int) -> bool:
+    """Return True if a process with this pid exists on this machine (sessions run locally)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _close_session(run: RunDir, manifest: RunManifest, session: Session, started: float) -> None:

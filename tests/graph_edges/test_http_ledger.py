@@ -5,7 +5,7 @@ import pytest
 
 from accelopt_graph.memory.store import NullExperienceStore
 from accelopt_graph.rundir import read_jsonl
-from accelopt_graph.run import run_optimization
+from accelopt_graph.run import resume_optimization, run_optimization
 from accelopt_graph.settings import Settings
 from graph.conftest import MarkerTask
 from graph.fakes import MarkerBackend
@@ -57,3 +57,23 @@ def test_ledger_tokens_equal_the_servers_usage_exactly(tmp_path, fake_openai, mo
     assert run.best_kernel.read_text() == outcome.values["best"].code
     assert run.plot.read_bytes()[:4] == b"\x89PNG"
     assert [p["best_latency_ms"] for p in outcome.summary["series"]] == pytest.approx([8.0, 6.4, 5.12])
+
+    # Resuming a finished run rewrites its artifacts and calls nobody.
+    served = len(server.calls)
+    again = resume_optimization(run.root, task=task, backend=MarkerBackend(), store=NullExperienceStore())
+    assert again.finished and len(server.calls) == served
+    assert again.summary["cost"] == outcome.summary["cost"] and again.summary["best"] == outcome.summary["best"]
+    assert [s.outcome for s in run.read_manifest().sessions] == ["finished", "finished"]
+
+
+def test_a_run_that_a_live_process_works_on_is_not_resumed(tmp_path):
+    import os
+
+    from accelopt_graph.run import RunSetupError
+    from accelopt_graph.rundir import RunDir, RunManifest, Session
+
+    run = RunDir(tmp_path / "busy").create()
+    run.write_manifest(RunManifest(run_id="busy", task_name="toy", settings={}, sessions=[
+        Session(index=0, pid=os.getppid(), started_at="2026-01-01T00:00:00+00:00")]))
+    with pytest.raises(RunSetupError, match=f"process {os.getppid()}"):
+        resume_optimization(run.root, task=MarkerTask(), backend=MarkerBackend())
