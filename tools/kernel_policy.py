@@ -20,9 +20,11 @@ FORBIDDEN_NAMES = frozenset({"__import__", "eval", "exec", "compile", "open", "g
                              # reflection by string: attribute lookups the AST check cannot see
                              "attrgetter", "methodcaller", "get_type_hints", "ForwardRef"})
 # Attribute names refused on any object (e.g. `functools.partial(...).func` is fine, `typing.get_type_hints` is not).
+# `current` (the simulator's run state, which holds the trace) and `np`/`numpy` (a module
+# re-exported by nl/nisa, which would dodge the NumPy checks) are refused too.
 _FORBIDDEN_ATTRS = frozenset({"attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "eval",
                               "exec", "compile", "open", "getattr", "setattr", "delattr", "globals",
-                              "locals", "vars"})
+                              "locals", "vars", "current", "np", "numpy"})
 _DUNDER = re.compile(r"__\w+__")
 # NumPy's file, ctypes and test helpers: a kernel never needs them, a reward hack might.
 FORBIDDEN_NUMPY_ATTRS = frozenset({"load", "save", "savez", "savez_compressed", "fromfile",
@@ -62,15 +64,26 @@ def check_kernel_source(code: str) -> PolicyViolation | None:
     return None
 
 
+def _numpy_submodule(module: str, line: int) -> PolicyViolation | None:
+    parts = module.split(".")
+    if parts[0] == "numpy" and len(parts) > 1 and parts[1] in FORBIDDEN_NUMPY_ATTRS:
+        return PolicyViolation(line, f"import of {module!r} is not allowed in kernels")
+    return None
+
+
 def _check_node(node: ast.AST, numpy_names: set[str]) -> PolicyViolation | None:
     line = getattr(node, "lineno", 0)
     if isinstance(node, ast.Import):
         for alias in node.names:
             if _root(alias.name) not in ALLOWED_IMPORTS:
                 return PolicyViolation(line, f"import of {alias.name!r} is not allowed")
+            if (violation := _numpy_submodule(alias.name, line)):
+                return violation
     elif isinstance(node, ast.ImportFrom):
         if node.level or _root(node.module) not in ALLOWED_IMPORTS:
             return PolicyViolation(line, f"import from {node.module or '.'!r} is not allowed")
+        if (violation := _numpy_submodule(node.module, line)):
+            return violation
         if _root(node.module) == "numpy":
             for alias in node.names:
                 if alias.name in FORBIDDEN_NUMPY_ATTRS or alias.name == "*":
@@ -82,6 +95,8 @@ def _check_node(node: ast.AST, numpy_names: set[str]) -> PolicyViolation | None:
     elif isinstance(node, ast.Attribute):
         if node.attr.startswith("__") and node.attr.endswith("__"):
             return PolicyViolation(line, f"dunder attribute {node.attr!r} is not allowed")
+        if node.attr.startswith("_"):
+            return PolicyViolation(line, f"private attribute {node.attr!r} is not allowed")
         if node.attr in _FORBIDDEN_ATTRS:
             return PolicyViolation(line, f"attribute {node.attr!r} is not allowed")
         if (isinstance(node.value, ast.Name) and node.value.id in numpy_names

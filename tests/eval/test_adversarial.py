@@ -41,6 +41,7 @@ EXPECTED = {
     "patches_perf_model.py": ("silu", S.REJECTED, S.OK),
     "hides_trace.py": ("silu", S.REJECTED, S.REJECTED),
     "below_peak_claim.py": ("silu", S.REJECTED, S.REJECTED),
+    "edits_trace_via_nl.py": ("silu", S.REJECTED, None),
     "forks.py": ("silu", S.REJECTED, S.RUNTIME_ERROR),
 }
 

@@ -42,6 +42,11 @@ def test_plain_nki_kernel_passes_the_policy():
     ("import operator", "'operator'"),
     ("import functools\nx = functools.partial(print, '__class__')", "dunder names inside strings"),
     ("import typing\nx = typing.get_type_hints(len)", "'get_type_hints'"),
+    ("import neuronxcc.nki.language as nl\nnl.current().trace.clear()", "'current'"),
+    ("import neuronxcc.nki.language as nl\nf = nl._b.print", "private attribute '_b'"),
+    ("import neuronxcc.nki.language as nl\nx = nl.np.load('r.npy')", "'np'"),
+    ("import numpy.lib.format as f", "'numpy.lib.format'"),
+    ("from numpy.lib import format", "'numpy.lib'"),
 ])
 def test_policy_refuses_escape_hatches_with_the_line(snippet, needle):
     v = check_kernel_source("a = 1\n" + snippet + "\n")
