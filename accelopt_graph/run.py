@@ -15,8 +15,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from accelopt_graph.graph import compile_graph
+from accelopt_graph.llm import NoEndpointConfigured
 from accelopt_graph.report import build_summary
-from accelopt_graph.rundir import (EvaluationLog, LoggedBackend, RunDir, RunManifest, Session, _now,
+from accelopt_graph.rundir import (EvaluationLog, LoggedBackend, RunDir, RunManifest, Session, utc_now,
                                    new_run_id, to_jsonable, write_json, write_jsonl)
 from accelopt_graph.settings import Settings
 
@@ -25,6 +29,7 @@ ProgressCallback = Callable[[Mapping[str, Any]], None]
 # Each round is a handful of supersteps (digest, plan, execute, evaluate, select); this bounds a
 # run of a few hundred rounds, far beyond the paper's 16, without hiding a real cycle forever.
 RECURSION_LIMIT = 10_000
+_FINISHED = object()  # marker: the checkpointed run has already ended
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,18 +132,12 @@ def build_context(manifest: RunManifest, run: RunDir, *, log: EvaluationLog, mod
 
 async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None, backend: Any,
                  store: Any, task: Any, on_event: ProgressCallback | None) -> RunOutcome:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    from accelopt_graph.graph import compile_graph
-
-    from accelopt_graph.llm import NoEndpointConfigured
-
     manifest = run.read_manifest()
     live = [s for s in manifest.sessions if s.outcome == "running" and s.pid != os.getpid() and _alive(s.pid)]
     if live:
         raise RunSetupError(f"{run.root} is being worked on by process {live[-1].pid} (session "
                             f"{live[-1].index}); stop it first, or wait for it to finish")
-    session = Session(index=len(manifest.sessions), pid=os.getpid(), started_at=_now(), resumed=resumed)
+    session = Session(index=len(manifest.sessions), pid=os.getpid(), started_at=utc_now(), resumed=resumed)
     try:
         context = build_context(manifest, run, log=EvaluationLog(run.evaluations, session.index),
                                 models=models, backend=backend, store=store, task=task)
@@ -186,8 +185,8 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
                 snapshot = await graph.aget_state(config)
                 values = dict(snapshot.values or values)
             finished = not snapshot.next
-    except BaseException:
-        session.outcome = "interrupted"
+    except BaseException as err:
+        session.outcome = "failed" if isinstance(err, Exception) else "interrupted"
         _close_session(run, manifest, session, started)
         if values.get("history"):
             write_artifacts(run, manifest, values, finished=False, plot=False)
@@ -196,9 +195,6 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
     _close_session(run, manifest, session, started)
     summary = write_artifacts(run, manifest, values, finished=finished)
     return RunOutcome(run_dir=run, summary=summary, values=values, finished=finished)
-
-
-_FINISHED = object()
 
 
 def _alive(pid: int) -> bool:
@@ -213,7 +209,7 @@ def _alive(pid: int) -> bool:
 
 
 def _close_session(run: RunDir, manifest: RunManifest, session: Session, started: float) -> None:
-    session.ended_at = _now()
+    session.ended_at = utc_now()
     session.wall_s = time.perf_counter() - started
     run.write_manifest(manifest)
 

@@ -65,7 +65,7 @@ class RunManifest(BaseModel):
     task_params: dict[str, Any] = Field(default_factory=dict)
     settings: dict[str, Any]
     config_path: str | None = None
-    created_at: str = Field(default_factory=lambda: _now())
+    created_at: str = Field(default_factory=lambda: utc_now())
     sessions: list[Session] = Field(default_factory=list)
 
     @property
@@ -73,7 +73,7 @@ class RunManifest(BaseModel):
         return sum(s.wall_s or 0.0 for s in self.sessions)
 
 
-def _now() -> str:
+def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
