@@ -21,6 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -35,8 +36,7 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_jsonable(v) for v in value]
-    if hasattr(value, "value") and type(value).__module__ != "builtins" and isinstance(
-            getattr(value, "value"), (str, int, float)):
+    if isinstance(value, Enum):
         return value.value
     return value
 
