@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from accelopt_graph.tools.nkisim.trace import Buffer, TraceEvent
+from accelopt_graph.tools.nkisim.trace import Buffer, Engine, TraceEvent
 from accelopt_graph.tools.sandbox_child import array_digest
 
 _CHUNK = 1 << 18  # elements per float64 chunk: 2 MiB temporaries, mostly cache-resident
@@ -92,13 +92,25 @@ def trace_inconsistency(trace: Sequence[TraceEvent], outputs: Sequence[np.ndarra
 
     Outputs are poisoned with NaN before the run, so a correct output proves every element was
     stored to HBM; a trace that writes fewer HBM bytes than the outputs hold was tampered with
-    (a kernel hiding work from the performance model).
+    (a kernel hiding work from the performance model). Likewise every SBUF tile an instruction
+    reads must have been written by an earlier instruction (a load, a memset, a compute op): a
+    trace with compute events removed reads tiles nothing produced. PSUM is exempt because the
+    simulator records no event for zero-initialised PSUM tiles.
     """
     written = sum(a.nbytes for e in trace for a in e.writes if a.buffer is Buffer.HBM)
     needed = sum(int(o.nbytes) for o in outputs)
     if written < needed:
         return (f"the instruction trace stores {written} bytes to HBM but the outputs hold {needed}; "
                 "the trace does not account for the kernel's work")
+    produced: set[int] = set()
+    for event in trace:
+        if event.engine is not Engine.NONE:
+            for a in event.reads:
+                if a.buffer is Buffer.SBUF and a.tensor_id not in produced:
+                    return (f"the instruction trace reads SBUF tile {a.name or a.tensor_id!r} at line "
+                            f"{event.line} ({event.op}) before any instruction wrote it; the trace "
+                            "does not account for the kernel's work")
+        produced.update(a.tensor_id for a in event.writes)
     return None
 
 
