@@ -97,3 +97,23 @@ def test_trace_event_cap():
     rows = encode_trace([_event()] * 3)
     with pytest.raises(TraceFormatError, match="cap"):
         decode_trace(rows, max_events=2)
+
+
+def _acc(tid, buffer, nbytes=512):
+    return Access(tid, buffer, "float32", nbytes, 128, 1)
+
+
+def test_trace_consistency_on_hand_made_traces():
+    import numpy as np
+
+    from accelopt_graph.tools.checks import trace_inconsistency
+
+    out = [np.zeros(128, np.float32)]  # 512 bytes
+    load = TraceEvent("load", Engine.DMA, (_acc(1, Buffer.HBM),), (_acc(2, Buffer.SBUF),), "float32", 128, 1)
+    exp = TraceEvent("activation", Engine.SCALAR, (_acc(2, Buffer.SBUF),), (_acc(3, Buffer.SBUF),), "float32", 128, 1)
+    store = TraceEvent("store", Engine.DMA, (_acc(3, Buffer.SBUF),), (_acc(4, Buffer.HBM),), "float32", 128, 1)
+    assert trace_inconsistency([load, exp, store], out) is None
+    assert "before any instruction wrote it" in trace_inconsistency([load, store], out)
+    assert "stores 0 bytes" in trace_inconsistency([load, exp], out)
+    psum = TraceEvent("tensor_copy", Engine.VECTOR, (_acc(9, Buffer.PSUM),), (_acc(3, Buffer.SBUF),), "float32", 128, 1)
+    assert trace_inconsistency([psum, store], out) is None  # zero-initialised PSUM leaves no event
