@@ -104,8 +104,9 @@ class BackendSettings(_Section):
 
 
 class RunSettings(_Section):
+    # No run-level seed: the graph samples nothing itself (ties break on discovery order); the
+    # memory's RNG is seeded by memory.seed, task inputs by the task's seeds.
     run_dir: str = "runs"
-    seed: int = 0
 
 
 class Settings(_Section):
