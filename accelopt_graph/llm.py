@@ -162,7 +162,9 @@ async def call_role(ctx: OptimizerContext, role: Role, messages: Sequence[BaseMe
         stop = ctx.ledger.stop_reason()
         if stop is not None:
             return CallOutcome(None, text, tuple(calls), error=f"skipped: {stop}")
-        key = LLMCache.key(role, name, messages, f"{call_key}#{attempt}")
+        # Keyed by answers so far, not attempts: a transport failure caches nothing, so a resumed
+        # run finds the answer that followed it under the same key.
+        key = LLMCache.key(role, name, messages, f"{call_key}#{malformed_tries}")
         reply = ctx.llm_cache.get(key)
         cached = reply is not None
         if reply is None:

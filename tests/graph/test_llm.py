@@ -116,3 +116,12 @@ def test_restore_counts_what_earlier_processes_spent(tmp_path, marker_task):
     assert ctx.ledger.stop_reason() == "budget_usd"
     ctx.restore({"ledger": [], "history": [], "elapsed_s": 150.0})
     assert ctx.ledger.stop_reason() == "budget_wall_s"
+
+
+def test_answer_after_a_transport_failure_is_replayed_on_resume(tmp_path, marker_task):
+    flaky = Flaky(rules=[("user", "**Plan**\nDo it.")], failures=1)
+    first = ask(context(tmp_path, marker_task, flaky))
+    assert [c.ok for c in first.calls] == [False, True]
+    fresh = ScriptedChatModel(rules=[("user", "**Other**")])
+    again = ask(context(tmp_path, marker_task, fresh))  # a resumed process
+    assert fresh.calls == [] and again.value.title == "Plan" and again.calls[0].cached
