@@ -11,11 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from accelopt_graph.tools import confine
 from accelopt_graph.tools.backend import EvalSettings, EvalStatus
 from accelopt_graph.tools.sim_backend import SimBackend
-
 from eval_tasks import SoftmaxTask
 
 nkibench = pytest.importorskip("accelopt_graph.nkibench")
@@ -78,7 +76,8 @@ def test_attacks_with_the_policy_on(tasks):
     assert "NaN" in results["partial_write.py"].error
     assert "seed 21" in results["cached_result.py"].error
     assert "immutable" in results["mutates_input.py"].error
-    assert "MemoryError" in results["allocates_unbounded.py"].error or "killed" in results["allocates_unbounded.py"].error
+    hoard = results["allocates_unbounded.py"].error
+    assert "MemoryError" in hoard and "memory limit is 1024 MiB" in hoard
 
 
 def test_attacks_with_the_policy_off_are_caught_by_confinement_and_trusted_checks(tasks):

@@ -1,8 +1,8 @@
 """`accelopt sandbox-check` and `accelopt neuron-check`."""
+from accelopt_graph.tools import neuron
 from typer.testing import CliRunner
 
 from accelopt_graph.cli import app
-from accelopt_graph.tools import neuron
 
 
 def test_sandbox_check_reports_layers_and_overhead():

@@ -3,11 +3,14 @@ import threading
 import time
 
 import pytest
-
 from accelopt_graph.tools.backend import EvalSettings, EvalStatus
-from accelopt_graph.tools.evaluation import Measurement, MeasurementError, evaluate_candidate, plan_cases
+from accelopt_graph.tools.evaluation import (
+    Measurement,
+    MeasurementError,
+    evaluate_candidate,
+    plan_cases,
+)
 from accelopt_graph.tools.pool import DeviceSlots, LocalPool
-
 from eval_tasks import AddTask
 
 SETTINGS = EvalSettings(seeds=(0, 21, 42), timeout_s=20)

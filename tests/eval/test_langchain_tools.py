@@ -1,9 +1,7 @@
 """The LangChain tools call any KernelBackend and return JSON-ready views of the result."""
 import pytest
-
 from accelopt_graph.tools.backend import EvalResult, EvalSettings, EvalStatus
 from accelopt_graph.tools.langchain_tools import make_kernel_tools
-
 from eval_tasks import AddTask
 
 

@@ -5,12 +5,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from accelopt_graph.tools import neuron
 from accelopt_graph.tools.backend import EvalSettings, EvalStatus
 from accelopt_graph.tools.evaluation import MeasurementError
 from accelopt_graph.tools.sandbox import SandboxJob
-
 from eval_tasks import AddTask
 
 FIXTURE = Path(__file__).parent / "fixtures" / "synthetic_summary_silu.json"  # synthetic

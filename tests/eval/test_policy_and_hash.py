@@ -2,11 +2,22 @@
 import json
 
 import pytest
-
 from accelopt_graph.tools.backend import normalized_code_hash
 from accelopt_graph.tools.kernel_policy import check_kernel_source
-from accelopt_graph.tools.nkisim.trace import Access, Buffer, Engine, LoopFrame, LoopKind, TraceEvent
-from accelopt_graph.tools.trace_wire import TraceFormatError, check_wire_format, decode_trace, encode_trace
+from accelopt_graph.tools.nkisim.trace import (
+    Access,
+    Buffer,
+    Engine,
+    LoopFrame,
+    LoopKind,
+    TraceEvent,
+)
+from accelopt_graph.tools.trace_wire import (
+    TraceFormatError,
+    check_wire_format,
+    decode_trace,
+    encode_trace,
+)
 
 NKI_KERNEL = """
 import numpy as np
@@ -105,7 +116,6 @@ def _acc(tid, buffer, nbytes=512):
 
 def test_trace_consistency_on_hand_made_traces():
     import numpy as np
-
     from accelopt_graph.tools.checks import trace_inconsistency
 
     out = [np.zeros(128, np.float32)]  # 512 bytes

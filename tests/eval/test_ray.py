@@ -1,10 +1,8 @@
 """The same evaluations through the local pool and a local Ray instance give identical results."""
 import pytest
-
 from accelopt_graph.tools.backend import EvalSettings
 from accelopt_graph.tools.evaluation import Measurement, evaluate_candidate
 from accelopt_graph.tools.pool import DeviceSlots, LocalPool
-
 from eval_tasks import AddTask
 
 ray = pytest.importorskip("ray")
@@ -77,7 +75,6 @@ def test_simulator_backend_is_identical_on_ray_and_locally(ray_executor):
 @pytest.mark.slow
 def test_neuron_core_requests_are_pinned_inside_the_sandbox(ray_executor):
     import numpy as np
-
     from accelopt_graph.tools.ray_executor import RayExecutor
     from accelopt_graph.tools.sandbox import SandboxJob
 

@@ -1,9 +1,7 @@
 """make_backend assembles backends by name; both satisfy the KernelBackend protocol."""
 import pytest
-
 from accelopt_graph.tools.backend import EvalSettings, EvalStatus, KernelBackend
 from accelopt_graph.tools.registry import BACKENDS, make_backend
-
 from eval_tasks import AddTask
 
 

@@ -4,9 +4,8 @@ import time
 
 import numpy as np
 import pytest
-
-from accelopt_graph.tools.sandbox import SandboxJob, SandboxLimits, run_isolated
 from accelopt_graph.tools import confine
+from accelopt_graph.tools.sandbox import SandboxJob, SandboxLimits, run_isolated
 
 X = np.arange(12, dtype=np.float32).reshape(3, 4)
 

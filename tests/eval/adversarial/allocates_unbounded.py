@@ -1,7 +1,6 @@
 """Attack: allocate host memory without bound. Expected: runtime_error (address-space limit)."""
-import numpy as np
-
 import neuronxcc.nki as nki
+import numpy as np
 
 _HOARD = []
 

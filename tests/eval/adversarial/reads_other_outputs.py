@@ -3,9 +3,8 @@ return one. Expected: rejected by the policy (glob, numpy.load); with the policy
 system outside the sandbox's own directory is unreadable (runtime_error)."""
 import glob
 
-import numpy as np
-
 import neuronxcc.nki as nki
+import numpy as np
 
 
 @nki.jit
