@@ -102,3 +102,17 @@ def test_environment_overrides_use_double_underscores():
     assert s.models.planner.base_url == "http://gpu:8000/v1" and s.search.beam_width == 5
     with pytest.raises(ValueError, match="search.beam_widht"):
         Settings().with_env({"ACCELOPT__SEARCH__BEAM_WIDHT": "5"})
+
+
+@pytest.mark.parametrize("name", ["default", "paper-nkibench", "vllm", "openai"])
+def test_config_presets_load(name):
+    from pathlib import Path
+
+    settings = Settings.from_yaml(Path(__file__).parents[2] / "configs" / f"{name}.yaml")
+    if name == "paper-nkibench":
+        s = settings.search
+        assert (s.iterations, s.beam_width, s.plans_per_candidate, s.samples_per_plan, s.fixer_steps) == (15, 6, 12, 2, 0)
+        assert s.reference_beam and not s.dedup_plans and settings.memory.eviction == "random"
+    if name in ("vllm", "openai"):
+        assert all(settings.models.for_role(r).base_url for r in ("planner", "executor", "summarizer", "fixer"))
+        assert settings.prices
