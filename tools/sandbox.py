@@ -134,14 +134,22 @@ def _write_inputs(workdir: Path, cases: Sequence[Sequence[Any]]) -> list[list[di
     return specs
 
 
+_SHM_MAX_BYTES = 1 << 30
+
+
 def _scratch_dir(job: SandboxJob) -> str | None:
-    """Prefer memory-backed /dev/shm for the working directory when it has room to spare."""
+    """Use memory-backed /dev/shm for small jobs with room to spare, else the default temp dir.
+
+    tmpfs pages are not reclaimable like the page cache of a disk-backed /tmp, so a full-size
+    task (GiBs of inputs and outputs) stays on disk rather than pinning RAM.
+    """
     need = 4 * sum(np.asarray(v).nbytes for case in job.cases for v in case) + (64 << 20)
     try:
         st = os.statvfs("/dev/shm")
     except OSError:
         return None
-    return "/dev/shm" if st.f_bavail * st.f_frsize > need and os.access("/dev/shm", os.W_OK) else None
+    roomy = st.f_bavail * st.f_frsize > 4 * need
+    return "/dev/shm" if need <= _SHM_MAX_BYTES and roomy and os.access("/dev/shm", os.W_OK) else None
 
 
 def _sweep(token: str) -> int:
