@@ -10,37 +10,49 @@ from .alu import as_f32
 from .errors import SimCompileError
 from .indexing import Predicate
 from .runtime import Run
-from .tensors import PSUM, View, as_view, check_partitions, is_tile
+from .tensors import PSUM, Tensor, View, as_view, check_partitions, is_tile
 
 SCALARS = (int, float, np.integer, np.floating, bool, np.bool_)
 
 
 def on_chip(x, api: str, arg: str, run: Run) -> View:
     """An SBUF/PSUM tile operand of a compute instruction."""
-    if not is_tile(x):
+    cls = x.__class__
+    if cls is View:
+        v = x
+    elif cls is Tensor:
+        v = View(x, None, x.full_selection())
+    else:
         raise SimCompileError(f"Expected operand '{arg}' of '{api}' to be a tile, got "
                               f"{type(x).__name__}", code="err_failed_to_infer_tile_from_local_tensor")
-    v = as_view(x)
     t = v.tensor
     if t.space.is_hbm:
         raise SimCompileError(
             f"Expected operand '{arg}' of '{api}' to be in address space 'sbuf' or 'psum', but got "
             f"a tile in 'hbm' instead (load it into SBUF first with nl.load)",
             code="err_unsupported_memory")
-    if t.pdim:
-        sel = v.sel
-        if (any(kept for s, st, c, kept in sel.spans[:t.pdim]) if sel.spans is not None
-                else any(isinstance(a, np.ndarray) for a in sel.arrays[:t.pdim])):
-            raise SimCompileError(
-                f"Cannot infer a tile from operand '{arg}' of '{api}': index the block dimensions "
-                f"of `{t.name}` (left of par_dim) with integers first",
-                code="err_failed_to_infer_tile_from_local_tensor")
-    if v.shape and v.shape[0] > 128:
-        check_partitions(v.shape[0], f"operand '{arg}' of '{api}'")
+    if t.pdim and _block_dims_sliced(v.sel, t.pdim):
+        raise SimCompileError(
+            f"Cannot infer a tile from operand '{arg}' of '{api}': index the block dimensions "
+            f"of `{t.name}` (left of par_dim) with integers first",
+            code="err_failed_to_infer_tile_from_local_tensor")
+    shape = v.shape
+    if shape and shape[0] > 128:
+        check_partitions(shape[0], f"operand '{arg}' of '{api}'")
     if t.scope:
         v.check_scope(run)
     run.memory.touch(t.tid)
     return v
+
+
+def _block_dims_sliced(sel, pdim: int) -> bool:
+    """Whether the key keeps a block dim (left of par_dim) instead of indexing it with an int."""
+    if sel.spans is not None:
+        for d in range(pdim):
+            if sel.spans[d][3]:
+                return True
+        return False
+    return any(isinstance(a, np.ndarray) for a in sel.arrays[:pdim])
 
 
 def in_space(v: View, spaces: tuple, api: str, arg: str) -> None:
