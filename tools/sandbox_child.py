@@ -127,7 +127,6 @@ def main(workdir_arg: str) -> int:
     try:  # before any kernel code exists in this process: a failure here is ours, not the kernel's
         engine = _load_engine(job["engine"])
         engine.prepare()
-        cases = [_load_inputs(workdir, case["inputs"]) for case in job["cases"]]
     except Exception:  # noqa: BLE001
         report["internal"] = _tail(traceback.format_exc())
         _write_report(workdir, report)
@@ -152,9 +151,12 @@ def main(workdir_arg: str) -> int:
     if "load" in report:
         _write_report(workdir, report)
         return 0
-    for index, (case, inputs) in enumerate(zip(job["cases"], cases)):
+    for index, case in enumerate(job["cases"]):
         entry: dict[str, Any] = {"status": "ok", "error": "", "n_outputs": 0}
+        inputs = []
         try:
+            # one case's inputs at a time: full-size tasks hold GiBs per case
+            inputs = _load_inputs(workdir, case["inputs"])
             outputs, trace = engine.run(kernel, inputs, trace=bool(case.get("trace")))
             try:
                 for j, out in enumerate(outputs):
@@ -166,6 +168,7 @@ def main(workdir_arg: str) -> int:
                 raise OSError(f"could not write the kernel's outputs or trace ({exc}); the "
                               f"sandbox's output limit is {limit} MiB per file") from None
             entry["n_outputs"] = len(outputs)
+            outputs = trace = None  # saved: free before the next case's inputs arrive
         except engine.compile_errors as exc:
             entry = {"status": "compile_error", "error": _error_text(exc, kernel_file)}
         except BaseException as exc:  # noqa: BLE001
@@ -175,6 +178,7 @@ def main(workdir_arg: str) -> int:
                                    f"{job['limits']['memory_limit_mb']} MiB)\n")
         entry["input_digests"] = [array_digest(value) for value in inputs]
         report["cases"].append(entry)
+        del inputs
         if entry["status"] != "ok":
             break
     _write_report(workdir, report)
