@@ -221,3 +221,20 @@ def test_llm_outages_become_failed_samples_not_a_crash(tmp_path, marker_task):
     assert all(c.result.status.value == "no_code" and "TimeoutError" in c.result.error for c in samples)
     failed = [c for c in out["ledger"] if c.role == "executor"]
     assert failed and not any(c.ok for c in failed) and out["best"].id == "baseline"
+
+
+def test_memory_outage_degrades_planning_but_not_the_run(tmp_path, marker_task):
+    class BrokenStore(NullExperienceStore):
+        def retrieve(self, query, k=None):
+            raise ConnectionError("chroma server unreachable")
+
+        def add(self, items):
+            raise ConnectionError("chroma server unreachable")
+
+    ctx = make_context(small_settings(tmp_path, iterations=1), marker_task, models=marker_models(),
+                       backend=MarkerBackend(), store=BrokenStore(), run_dir=tmp_path / "run")
+    out, events = run(ctx, marker_task)
+    assert out["stop_reason"] == "iterations_done" and out["best"].latency_ms < 10.0
+    errors = [e for e in events if e["event"] == "memory_error"]
+    assert errors and all("unreachable" in e["error"] for e in errors)
+    assert out["experiences_added"] == []
