@@ -175,7 +175,8 @@ def write_json(path: Path, value: Any) -> None:
 
 
 class EvaluationLog:
-    """Append one line per evaluation actually run, flushed at once so a SIGKILL loses nothing."""
+    """Append one line per evaluation actually run, flushed at once so a killed process loses
+    nothing (no fsync: like the run's SQLite files, only an OS crash may lose the last lines)."""
 
     def __init__(self, path: Path, session: int):
         self.path = path
@@ -188,7 +189,6 @@ class EvaluationLog:
         with self._lock, open(self.path, "a") as fh:
             fh.write(line + "\n")
             fh.flush()
-            os.fsync(fh.fileno())
 
 
 class LoggedBackend:
