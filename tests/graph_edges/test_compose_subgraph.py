@@ -47,3 +47,24 @@ def test_parent_graph_gate_rejects_a_small_gain_and_draws_the_subgraph(tmp_path,
     assert final["decision"] == "reject" and "published" not in final["message"]
     drawing = example.build_pipeline().compile().get_graph(xray=1).draw_mermaid()
     assert "optimize" in drawing and "gate" in drawing and "plan" in drawing
+
+
+@pytest.mark.slow
+def test_example_script_runs_against_an_openai_compatible_endpoint(tmp_path, fake_openai):
+    import os
+    import subprocess
+
+    from .conftest import run_config, write_config
+    from .scripts import silu_rules
+
+    server = fake_openai(silu_rules())
+    config = write_config(tmp_path / "cfg.yaml", run_config(
+        tmp_path, server.base_url, memory={"enabled": False}, backend={"workers": 1, "seeds": [0]},
+        search={"iterations": 0, "beam_width": 1, "plans_per_candidate": 1, "samples_per_plan": 1,
+                "fixer_steps": 0}))
+    out = subprocess.run([sys.executable, str(EXAMPLE), "silu", "--config", str(config), "--min-speedup", "1.1",
+                          "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "FAKE_OPENAI_KEY": "sk-test"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("silu: ") and out.stdout.rstrip().endswith("lines")  # published
+    assert [c.rule for c in server.calls] == [0, 2, 1]  # planner, executor (fused rewrite), summarizer
