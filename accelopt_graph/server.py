@@ -13,10 +13,13 @@ import os
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from typing_extensions import NotRequired, TypedDict  # pydantic builds Studio's JSON schemas from these
+
+from accelopt_graph.types import Candidate, LLMCall
 
 CONFIG_ENV = "ACCELOPT_CONFIG"
 RUNS_DIR_ENV = "ACCELOPT_SERVER_RUNS"
@@ -31,11 +34,11 @@ class ServerInput(TypedDict):
 class ServerState(TypedDict, total=False):
     task_name: str
     task_params: dict[str, Any] | None
-    best: Any
-    baseline: Any
+    best: Candidate | None
+    baseline: Candidate | None
     iteration: int
     stop_reason: str | None
-    ledger: list[Any]
+    ledger: list[LLMCall]
     experiences_added: list[str]
 
 

@@ -16,6 +16,8 @@ async def run_job(url: str) -> tuple[list, dict, list]:
     client = get_client(url=url)
     assistants = await client.assistants.search(graph_id="accelopt")
     assert len(assistants) == 1
+    schemas = await client.assistants.get_schemas(assistants[0]["assistant_id"])
+    assert schemas["input_schema"]["required"] == ["task_name"]  # what Studio's input form shows
     thread = await client.threads.create()
     parts = []
     async with asyncio.timeout(240):
