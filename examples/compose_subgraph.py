@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict  # pydantic (Studio's JSON schemas) needs it on Python < 3.12
 
 from accelopt_graph.context import OptimizerContext, make_context
 from accelopt_graph.graph import build_graph
