@@ -9,8 +9,6 @@ import typer
 
 from accelopt_graph.nkibench.task import TASKS_DIR
 
-# Counters shown in the JSON next to each row come straight from the backend (neuron-profile names).
-
 task_app = typer.Typer(help="Create and inspect NKIBench-format tasks.", no_args_is_help=True)
 
 
