@@ -77,7 +77,10 @@ async def arun_optimization(settings: Settings, task_name: str, task_params: Map
                             models: Mapping[str, Any] | None = None, backend: Any = None, store: Any = None,
                             task: Any = None, on_event: ProgressCallback | None = None) -> RunOutcome:
     """Async form of `run_optimization` (for callers that already run an event loop)."""
-    run = create_run(settings, task_name, task_params, run_dir=run_dir, config_path=config_path)
+    try:
+        run = create_run(settings, task_name, task_params, run_dir=run_dir, config_path=config_path)
+    except FileExistsError as err:
+        raise RunSetupError(str(err)) from err
     try:
         return await _drive(run, resumed=False, models=models, backend=backend, store=store, task=task,
                             on_event=on_event)

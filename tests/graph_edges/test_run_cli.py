@@ -75,3 +75,14 @@ def test_progress_display_folds_events_into_one_line_per_iteration():
                  "best_percent_of_peak": 40.0, "usd_total": 0.75})
     assert out.getvalue().strip() == ("iteration 0  evaluated 3  LLM calls 1  best 1.25 ms (40.0% of peak)  "
                                       "spend $0.7500")
+
+
+def test_optimize_refuses_a_run_dir_that_holds_a_run_and_keeps_it(tmp_path):
+    from accelopt_graph.rundir import RunDir, RunManifest
+
+    run = RunDir(tmp_path / "r").create()
+    run.write_manifest(RunManifest(run_id="r", task_name="silu", settings={}))
+    result = CliRunner().invoke(app, ["optimize", "silu", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                                      "--run-dir", str(run.root), "--quiet"])
+    assert result.exit_code == 2 and "already holds a run" in result.output and "accelopt resume" in result.output
+    assert run.read_manifest().task_name == "silu"
