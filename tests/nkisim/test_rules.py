@@ -164,7 +164,8 @@ def test_operand_masks_are_reported_unsupported(rng):
 def test_carried_dependency_found_in_the_trace(kernels, rng):
     m = kernels("rules")
     x = _arr(rng, 8, 128, 64)
-    res = nkisim.run_kernel(m.affine_dependency_bad, (x,))
+    assert nkisim.run_kernel(m.affine_dependency_bad, (x,)).warnings == []  # opt-in check
+    res = nkisim.run_kernel(m.affine_dependency_bad, (x,), check_affine=True)
     assert any("reads `run` written by another iteration" in w for w in res.warnings)
     with pytest.raises(SimCompileError, match="another iteration") as info:
         nkisim.run_kernel(m.affine_dependency_bad, (x,), strict_affine=True)
