@@ -151,6 +151,7 @@ def report(
     import json
 
     from accelopt_graph.report import build_summary, format_report
+    from accelopt_graph.run import run_status
     from accelopt_graph.rundir import RunDir, read_jsonl
 
     run_dir = RunDir(run)
@@ -161,7 +162,7 @@ def report(
             run_id=manifest.run_id, task_name=manifest.task_name, task_params=manifest.task_params,
             candidates=read_jsonl(run_dir.candidates), calls=read_jsonl(run_dir.calls),
             best=None, stop_reason=stored.get("stop_reason"), iteration=stored.get("iterations_done"),
-            status=stored.get("status", "interrupted"), wall_s=manifest.wall_s,
+            status=run_status(run_dir), wall_s=manifest.wall_s,
             sessions=[s.model_dump() for s in manifest.sessions])
         summary["experiences_added"] = stored.get("experiences_added", 0)
     except (FileNotFoundError, ValueError) as err:

@@ -184,7 +184,7 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
                             written_iteration = values.get("iteration")
                             session.wall_s = time.perf_counter() - started
                             run.write_manifest(manifest)
-                            write_artifacts(run, manifest, values, finished=False, plot=False)
+                            write_artifacts(run, manifest, values, status="running", plot=False)
                 snapshot = await graph.aget_state(config)
                 values = dict(snapshot.values or values)
             finished = not snapshot.next
@@ -192,12 +192,23 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
         session.outcome = "failed" if isinstance(err, Exception) else "interrupted"
         _close_session(run, manifest, session, started)
         if values.get("history"):
-            write_artifacts(run, manifest, values, finished=False, plot=False)
+            write_artifacts(run, manifest, values, status=session.outcome, plot=False)
         raise
     session.outcome = "finished" if finished else "interrupted"
     _close_session(run, manifest, session, started)
-    summary = write_artifacts(run, manifest, values, finished=finished)
+    summary = write_artifacts(run, manifest, values, status="finished" if finished else "interrupted")
     return RunOutcome(run_dir=run, summary=summary, values=values, finished=finished)
+
+
+def run_status(run: RunDir) -> str:
+    """Return the run's status: finished, running (a live process works on it), failed or interrupted."""
+    manifest = run.read_manifest()
+    if not manifest.sessions:
+        return "interrupted"
+    last = manifest.sessions[-1]
+    if last.outcome == "running":
+        return "running" if _alive(last.pid) else "interrupted"
+    return last.outcome
 
 
 def _alive(pid: int) -> bool:
@@ -217,7 +228,7 @@ def _close_session(run: RunDir, manifest: RunManifest, session: Session, started
     run.write_manifest(manifest)
 
 
-def write_artifacts(run: RunDir, manifest: RunManifest, values: Mapping[str, Any], *, finished: bool,
+def write_artifacts(run: RunDir, manifest: RunManifest, values: Mapping[str, Any], *, status: str,
                     plot: bool = True) -> dict[str, Any]:
     """Write best kernel, summary, candidates, calls (and the plot) from the graph's state."""
     from accelopt_graph.plot import plot_series
@@ -230,7 +241,7 @@ def write_artifacts(run: RunDir, manifest: RunManifest, values: Mapping[str, Any
         candidates=candidates, calls=calls, baseline=to_jsonable(values.get("baseline")), best=best,
         stop_reason=values.get("stop_reason"), iteration=values.get("iteration"),
         experiences_added=values.get("experiences_added") or (),
-        status="finished" if finished else "interrupted", wall_s=manifest.wall_s,
+        status=status, wall_s=manifest.wall_s,
         sessions=[s.model_dump() for s in manifest.sessions])
     write_jsonl(run.candidates, candidates)
     write_jsonl(run.calls, calls)

@@ -86,3 +86,19 @@ def test_optimize_refuses_a_run_dir_that_holds_a_run_and_keeps_it(tmp_path):
                                       "--run-dir", str(run.root), "--quiet"])
     assert result.exit_code == 2 and "already holds a run" in result.output and "accelopt resume" in result.output
     assert run.read_manifest().task_name == "silu"
+
+
+def test_live_progress_table_renders_on_a_terminal():
+    import io
+
+    from rich.console import Console
+
+    from accelopt_graph.progress import ProgressDisplay
+
+    out = io.StringIO()
+    console = Console(file=out, width=120, force_terminal=True, color_system=None)
+    with ProgressDisplay(console, title="accelopt optimize silu") as display:
+        display({"event": "iteration_done", "iteration": 2, "evaluated": 17, "best_latency_ms": 0.0064,
+                 "best_percent_of_peak": 74.4, "usd_total": 0.0242})
+    text = out.getvalue()
+    assert "accelopt optimize silu" in text and "74.4" in text and "0.0242" in text and "17" in text
