@@ -103,12 +103,13 @@ def _matmul(x, y, *, transposed: bool, api: str, mask=None, strict=False, attrs=
         raise SimCompileError(f"'{api}' contraction sizes differ: {names[0]} has {k}, {names[1]} has"
                               f" {k2} (the contraction dim is the partition dim of both)",
                               code="err_matmul_contraction_mismatch")
-    for what, size, limit in (("contraction (partition) size", k, MATMUL_MAX_K),
-                              (f"{names[0]} free size", m, MATMUL_MAX_STATIONARY_FREE),
-                              (f"{names[1]} free size", n, MATMUL_MAX_MOVING_FREE)):
-        if size > limit:
-            raise SimCompileError(f"'{api}' {what} {size} exceeds the TensorE limit of {limit}",
-                                  code="err_matmul_size_exceed_arch_limit")
+    if k > MATMUL_MAX_K or m > MATMUL_MAX_STATIONARY_FREE or n > MATMUL_MAX_MOVING_FREE:
+        for what, size, limit in (("contraction (partition) size", k, MATMUL_MAX_K),
+                                  (f"{names[0]} free size", m, MATMUL_MAX_STATIONARY_FREE),
+                                  (f"{names[1]} free size", n, MATMUL_MAX_MOVING_FREE)):
+            if size > limit:
+                raise SimCompileError(f"'{api}' {what} {size} exceeds the TensorE limit of "
+                                      f"{limit}", code="err_matmul_size_exceed_arch_limit")
     shape = (m,) + tuple(ys[1:]) if len(ys) > 1 else (m,)
     val = None
     if run.compute:
