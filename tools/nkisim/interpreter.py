@@ -55,7 +55,7 @@ def _single_threaded_blas():
 def _wrap_arg(run: Run, name: str, value, annotation):
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, np.ndarray) or hasattr(value, "__array__") and not np.isscalar(value):
+    if isinstance(value, np.ndarray) or (hasattr(value, "__array__") and not np.isscalar(value)):
         arr = np.asarray(value)
         d = dt.to_dtype(arr.dtype, what=f"dtype of argument `{name}`")
         mutable = is_mutable(annotation)

@@ -467,7 +467,7 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
     run = current()
     alu = binary_op(op, "loop_reduce")
     v = _o.on_chip(x, "loop_reduce", "x", run)
-    idx = [i for i in (loop_indices if isinstance(loop_indices, (list, tuple)) else [loop_indices])]
+    idx = list(loop_indices) if isinstance(loop_indices, (list, tuple)) else [loop_indices]
     if not idx or not _b.all(isinstance(i, LoopVar) for i in idx):
         raise SimCompileError("loop_reduce: loop_indices must be the indices of enclosing "
                               "affine_range / sequential_range loops", code="err_loop_reduce_indices")
