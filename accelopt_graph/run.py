@@ -166,6 +166,7 @@ async def _drive(run: RunDir, *, resumed: bool, models: Mapping[str, Any] | None
                                     "task_params": manifest.task_params or None}
             elif snapshot.next:
                 graph_input = None  # continue from the last checkpoint
+                context.restore(values)  # budget caps count what earlier sessions spent
             else:
                 graph_input = _FINISHED
             if graph_input is not _FINISHED:

@@ -6,7 +6,10 @@ Per-round channels (`plans`, `samples`, `experiences`) collect the fan-out's res
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any
+
+# typing_extensions' TypedDict: pydantic (LangGraph Studio's schema) rejects typing.TypedDict on 3.11.
+from typing_extensions import NotRequired, TypedDict
 
 from accelopt_graph.memory.experience import Experience
 from accelopt_graph.types import Candidate, ExperiencePair, LLMCall, Plan

@@ -10,6 +10,8 @@ import ast
 import operator
 from typing import Callable, Mapping
 
+from accelopt_graph.tools.backend import parse_python
+
 _BINOPS: dict[type[ast.operator], Callable[[int, int], int]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -31,7 +33,7 @@ def evaluate(formula: str | int, params: Mapping[str, int]) -> int:
     if isinstance(formula, int):
         return formula
     try:
-        tree = ast.parse(str(formula), mode="eval")
+        tree = parse_python(str(formula), mode="eval")
     except SyntaxError as exc:
         raise ExprError(f"cannot parse formula {formula!r}: {exc.msg}") from None
     return _eval(tree.body, params, str(formula))
@@ -42,7 +44,7 @@ def names(formula: str | int) -> set[str]:
     if isinstance(formula, int):
         return set()
     try:
-        tree = ast.parse(str(formula), mode="eval")
+        tree = parse_python(str(formula), mode="eval")
     except SyntaxError as exc:
         raise ExprError(f"cannot parse formula {formula!r}: {exc.msg}") from None
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+import threading
 from enum import Enum
 from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -119,6 +120,18 @@ class KernelBackend(Protocol):
         ...
 
 
+# CPython < 3.11.9 / 3.12.1 keeps the AST converter's recursion depth in interpreter-wide state,
+# so `ast.parse` from two threads at once can raise "SystemError: AST constructor recursion depth
+# mismatch" (python/cpython gh-106905). The graph evaluates candidates from many threads.
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(source: str, mode: str = "exec") -> ast.AST:
+    """Parse Python source with `ast.parse`, serialised across threads (see _AST_LOCK)."""
+    with _AST_LOCK:
+        return ast.parse(source, mode=mode)
+
+
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -136,7 +149,7 @@ def normalized_code_hash(code: str) -> str:
     blank space removed, so a syntax error is still cached per distinct attempt.
     """
     try:
-        canonical = ast.dump(_strip_docstrings(ast.parse(code)), annotate_fields=False,
+        canonical = ast.dump(_strip_docstrings(parse_python(code)), annotate_fields=False,
                              include_attributes=False)
         prefix = "ast:"
     except (SyntaxError, ValueError):

@@ -11,6 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from accelopt_graph.tools.backend import parse_python
+
 ALLOWED_IMPORTS = frozenset({"neuronxcc", "nki", "numpy", "math", "functools", "itertools",
                              "typing", "__future__", "collections"})
 FORBIDDEN_NAMES = frozenset({"__import__", "eval", "exec", "compile", "open", "globals", "locals",
@@ -52,7 +54,7 @@ def _root(module: str | None) -> str:
 def check_kernel_source(code: str) -> PolicyViolation | None:
     """Return the first policy violation in `code`, or None. Unparseable code returns None."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError):
         return None
     numpy_names = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
