@@ -63,8 +63,10 @@ class NkisimEngine:
     def run(self, kernel: Callable, inputs: list, *, trace: bool) -> tuple[list, list | None]:
         from accelopt_graph.tools.trace_wire import encode_trace
 
+        # The timed run is strict about affine_range: the performance model overlaps its
+        # iterations, so a loop-carried dependency there would make a kernel look faster than it is.
         outputs, events = self.interpreter.run_kernel(kernel, list(inputs), collect_trace=trace,
-                                                      hardware=self.hardware)
+                                                      hardware=self.hardware, strict_affine=trace)
         return _as_list(outputs), (encode_trace(list(events)) if trace else None)
 
 

@@ -41,6 +41,7 @@ EXPECTED = {
     "below_peak_claim.py": ("silu", S.REJECTED, S.REJECTED),
     "edits_trace_via_nl.py": ("silu", S.REJECTED, S.REJECTED),
     "forks.py": ("silu", S.REJECTED, S.RUNTIME_ERROR),
+    "affine_carried_dependency.py": ("silu", S.COMPILE_ERROR, S.COMPILE_ERROR),
 }
 
 
