@@ -1,4 +1,4 @@
-"""rmsnorm_matmul baseline: statistics pass, second load of x, PE transposes, K-accumulated matmuls."""
+"""rmsnorm_matmul baseline: statistics per 512-wide half, second load of x, PE transposes, K-accumulated matmuls."""
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
@@ -11,6 +11,7 @@ def kernel(x, w):
     KT, _, N = w.shape
     NS = 512  # one PSUM bank of fp32
     GROUP = 8  # row tiles sharing one load of w
+    RW = 512 if K % 512 == 0 else K  # width of one partial sum of squares
     assert N % NS == 0 and K % P == 0, "baseline needs N % 512 == 0 and K % 128 == 0"
     out = nl.ndarray((MT, P, N), dtype=x.dtype, buffer=nl.shared_hbm)
     groups = (MT + GROUP - 1) // GROUP
@@ -25,7 +26,9 @@ def kernel(x, w):
             xt = nl.load(x[a])
             sq = nl.multiply(xt, xt)
             sq = nl.multiply(sq, 1.0 / K)
-            ms = nl.sum(sq, axis=1, keepdims=True)
+            ms = nl.sum(sq[:, 0:RW], axis=1, keepdims=True)  # reduce per 512-wide part, then combine
+            for h in nl.static_range(1, K // RW):
+                ms = nl.add(ms, nl.sum(sq[:, h * RW:(h + 1) * RW], axis=1, keepdims=True))
             inv = nl.rsqrt(ms)
             x2 = nl.load(x[a])
             xn = nl.multiply(x2, inv)

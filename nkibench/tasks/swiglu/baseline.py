@@ -1,7 +1,25 @@
-"""swiglu baseline: G and U per row tile, unfused silu, H through HBM scratch, then H w_down."""
+"""swiglu baseline: G^T, then U^T, in N chunks with x re-transposed per chunk; H^T via HBM scratch; H w_down."""
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
+
+
+def _x_transposed(x, a, MC, KT, P):
+    """Load the 512-row block a of x and PE-transpose it: [K/128][128 k, 512 m] (each block copied out of PSUM)."""
+    x_t = nl.ndarray((KT, nl.par_dim(P), MC * P), dtype=x.dtype, buffer=nl.sbuf)
+    for b in nl.affine_range(MC):
+        xr = nl.load(x[a, b])  # [128 rows, K/128, 128]
+        for t in nl.affine_range(KT):
+            x_t[t, :, b * P:(b + 1) * P] = nl.copy(nisa.nc_transpose(xr[:, t, :]), dtype=x.dtype)
+    return x_t
+
+
+def _chunk_t(x, nt, x_t, KT, P, w_sb):
+    """One [128 n, 512 m] tile of (x w)^T for the n tile nt of chunk c: K/128 accumulating matmuls."""
+    acc = nl.zeros((P, x_t.shape[2]), dtype=nl.float32, buffer=nl.psum)
+    for t in nl.affine_range(KT):
+        acc += nisa.nc_matmul(w_sb[t, :, nt * P:(nt + 1) * P], x_t[t])
+    return nl.copy(acc, dtype=x.dtype)
 
 
 @nki.jit
@@ -11,48 +29,52 @@ def kernel(x, w_up, w_down, w_gate):
     N = w_up.shape[2]
     NT = N // P
     K = KT * P
-    NS = 512  # one PSUM bank of fp32
-    NW = NS if N % NS == 0 else P  # N chunk of the first phase
-    KW = NS if K % NS == 0 else P  # output chunk of the second phase
-    assert N % P == 0, "baseline needs N % 128 == 0"
     MT = MA * MC
+    MW = MC * P  # rows per block (moving width)
+    NS = 512  # one PSUM bank of fp32
+    NW = 1024 if N % 1024 == 0 else P  # N chunk per pass over x
+    KW = NS if K % NS == 0 else P  # output chunk of phase 3
+    assert N % P == 0, "baseline needs N % 128 == 0"
     out = nl.ndarray((MT, P, K), dtype=x.dtype, buffer=nl.shared_hbm)
-    hid = nl.ndarray((MT, P, N), dtype=x.dtype, buffer=nl.shared_hbm)  # scratch: H = silu(G) * U
+    g_t = nl.ndarray((NT, P, MA * MW), dtype=x.dtype, buffer=nl.shared_hbm)  # G^T (n = 128t + p), spilled
+    h_t = nl.ndarray((NT, P, MA * MW), dtype=x.dtype, buffer=nl.shared_hbm)  # scratch: H^T = (silu(G) * U)^T
 
-    for i in nl.affine_range(MA):
-        for j in nl.affine_range(MC):
-            xr = nl.load(x[i, j])  # [128 rows, K/128, 128]
-            x_t = nl.ndarray((KT, nl.par_dim(P), P), dtype=x.dtype, buffer=nl.sbuf)
-            for t in nl.affine_range(KT):
-                x_t[t] = nl.copy(nisa.nc_transpose(xr[:, t, :]), dtype=x.dtype)
-            h = nl.ndarray((P, N), dtype=x.dtype, buffer=nl.sbuf)
-            for c in nl.affine_range(N // NW):
-                g_ps = nl.zeros((P, NW), dtype=nl.float32, buffer=nl.psum)
-                u_ps = nl.zeros((P, NW), dtype=nl.float32, buffer=nl.psum)
-                for t in nl.affine_range(KT):
-                    wg = nl.load(w_gate[t, :, c * NW:(c + 1) * NW])
-                    g_ps += nisa.nc_matmul(x_t[t], wg)
-                for t in nl.affine_range(KT):
-                    wu = nl.load(w_up[t, :, c * NW:(c + 1) * NW])
-                    u_ps += nisa.nc_matmul(x_t[t], wu)
-                gt = nl.copy(g_ps, dtype=x.dtype)
-                ut = nl.copy(u_ps, dtype=x.dtype)
+    # Phase 1: G^T in N chunks; x is PE-transposed again for every chunk.
+    for c in nl.affine_range(N // NW):
+        wg = nl.ndarray((KT, nl.par_dim(P), NW), dtype=x.dtype, buffer=nl.sbuf)
+        for t in nl.affine_range(KT):
+            wg[t] = nl.load(w_gate[t, :, c * NW:(c + 1) * NW])
+        for a in nl.affine_range(MA):
+            x_t = _x_transposed(x, a, MC, KT, P)
+            for nt in nl.affine_range(NW // P):
+                gt = _chunk_t(x, nt, x_t, KT, P, wg)
+                nl.store(g_t[c * (NW // P) + nt, :, a * MW:(a + 1) * MW], value=gt)
+
+    # Phase 2: U^T the same way; reload G^T, silu as four instructions, times U, store H^T.
+    for c in nl.affine_range(N // NW):
+        wu = nl.ndarray((KT, nl.par_dim(P), NW), dtype=x.dtype, buffer=nl.sbuf)
+        for t in nl.affine_range(KT):
+            wu[t] = nl.load(w_up[t, :, c * NW:(c + 1) * NW])
+        for a in nl.affine_range(MA):
+            x_t = _x_transposed(x, a, MC, KT, P)
+            for nt in nl.affine_range(NW // P):
+                ut = _chunk_t(x, nt, x_t, KT, P, wu)
+                gt = nl.load(g_t[c * (NW // P) + nt, :, a * MW:(a + 1) * MW])
                 e = nisa.activation(op=nl.exp, data=gt, scale=-1.0)
                 d = nl.add(e, 1.0)
                 r = nl.reciprocal(d)
                 sg = nl.multiply(gt, r)
-                h[:, c * NW:(c + 1) * NW] = nl.multiply(sg, ut)
-            nl.store(hid[i * MC + j], value=h)
+                nl.store(h_t[c * (NW // P) + nt, :, a * MW:(a + 1) * MW], value=nl.multiply(sg, ut))
 
+    # Phase 3: reload H^T (its blocks serve as stationary) and accumulate H w_down per output chunk.
     for m in nl.affine_range(MT):
-        hr = nl.load(hid[m])  # [128 rows, N]
-        h_t = nl.ndarray((NT, nl.par_dim(P), P), dtype=x.dtype, buffer=nl.sbuf)
+        hs = nl.ndarray((NT, nl.par_dim(P), P), dtype=x.dtype, buffer=nl.sbuf)
         for t in nl.affine_range(NT):
-            h_t[t] = nl.copy(nisa.nc_transpose(hr[:, t * P:(t + 1) * P]), dtype=x.dtype)
-        for c in nl.affine_range(K // KW):
+            hs[t] = nl.load(h_t[t, :, m * P:(m + 1) * P])
+        for k in nl.affine_range(K // KW):
             acc = nl.zeros((P, KW), dtype=nl.float32, buffer=nl.psum)
             for t in nl.affine_range(NT):
-                wd = nl.load(w_down[t, :, c * KW:(c + 1) * KW])
-                acc += nisa.nc_matmul(h_t[t], wd)
-            nl.store(out[m, :, c * KW:(c + 1) * KW], value=nl.copy(acc, dtype=x.dtype))
+                wd = nl.load(w_down[t, :, k * KW:(k + 1) * KW])
+                acc += nisa.nc_matmul(hs[t], wd)
+            nl.store(out[m, :, k * KW:(k + 1) * KW], value=nl.copy(acc, dtype=x.dtype))
     return out
