@@ -33,8 +33,23 @@ _FLOAT_RANK = {float8_e4m3: 1, float8_e4m3fn: 1, float8_e5m2: 1, float16: 2, bfl
 _WIDEN = {1: bfloat16, 2: float32, 3: float32}
 
 
+_TO_DTYPE: dict = {}  # value -> to_dtype(value), for the values seen (a handful per run)
+
+
 def to_dtype(value, *, what: str = "dtype") -> np.dtype:
     """Normalise anything a kernel passes as a dtype (nl.float32, np.float32, 'bfloat16')."""
+    try:
+        hit = _TO_DTYPE.get(value)
+    except TypeError:  # unhashable: not cached
+        return _to_dtype(value, what)
+    if hit is None:
+        hit = _to_dtype(value, what)
+        if len(_TO_DTYPE) < 256:
+            _TO_DTYPE[value] = hit
+    return hit
+
+
+def _to_dtype(value, what: str) -> np.dtype:
     if isinstance(value, str):
         if value in NAMES:
             return NAMES[value]

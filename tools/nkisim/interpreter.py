@@ -171,6 +171,15 @@ def run_kernel(kernel, args=(), kwargs=None, *, grid=None, collect_trace: bool =
         raise
     finally:
         if gc_was_enabled:
+            if run.trace is not None and not gc.get_freeze_count():
+                # The trace (~7 GC-tracked objects per instruction) was allocated with GC off: it
+                # all sits in the youngest generation, and the first allocation after
+                # gc.enable() would traverse it (~0.2 s for 10^5 events), and again when it is
+                # promoted. freeze + unfreeze moves every tracked object to the oldest
+                # generation without traversing it (only when nobody else has frozen objects,
+                # which unfreeze would release).
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
         if limits is not None:
             limits.restore_original_limits()

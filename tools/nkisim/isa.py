@@ -118,7 +118,7 @@ def _matmul(x, y, *, transposed: bool, api: str, mask=None, strict=False, attrs=
         b = _o.value(vy).astype(np.float32, copy=False).reshape(k, n)
         val = (a.T @ b).reshape(shape)
     if not transposed and run.trace is not None:  # nl.matmul inserts a PE transpose of x
-        run.emit("nc_transpose", Engine.TENSOR, (vx.access(),), (), vx.dtype.name, m, k,
+        run.emit("nc_transpose", Engine.TENSOR, (vx.access(),), (), _dt.name(vx.dtype), m, k,
                  {"api": api, "implicit": True, "is_transpose": True})
     ev_attrs = {"api": api, "stationary_free": m, "moving_free": n, "contraction": k,
                 "accumulate": False, "is_transpose": False}
@@ -545,7 +545,7 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error,
     d.tensor.written = True
     if run.trace is not None:
         run.emit("dma_copy", Engine.DMA, (s.access(m if s.shape == d.shape else None),),
-                 (d.access(m),), d.dtype.name, d.shape[0] if d.shape else 1,
+                 (d.access(m),), _dt.name(d.dtype), d.shape[0] if d.shape else 1,
                  _o.free_size(d.shape), {"api": "nisa.dma_copy"})
 
 

@@ -92,7 +92,7 @@ def _filled(shape, dtype, buffer, name, fill, lazy=False) -> Tensor:
     run = current()
     if run.trace is not None and space is SBUF and not lazy:
         v = as_view(t)
-        run.emit("memset", Engine.VECTOR, (), (v.access(),), t.dtype.name,
+        run.emit("memset", Engine.VECTOR, (), (v.access(),), _dt.name(t.dtype),
                  t.shape[t.pdim], math.prod(t.shape[t.pdim + 1:]), {"value": fill, "api": "nl.zeros"})
     return t
 
@@ -187,7 +187,7 @@ def store(dst, value, *, mask=None, **kwargs) -> None:
         d.write(np.asarray(vals).astype(t.dtype, copy=False), m)
     t.written = True
     if run.trace is not None:
-        run.emit("store", Engine.DMA, reads, (d.access(m),), src_dtype.name,
+        run.emit("store", Engine.DMA, reads, (d.access(m),), _dt.name(src_dtype),
                  d.shape[0] if d.shape else 1, _o.free_size(d.shape),
                  {"api": "nl.store", "from_psum": from_psum})
 
@@ -224,7 +224,7 @@ def atomic_rmw(dst, value, op, *, mask=None, **kwargs) -> None:
     d.tensor.written = True
     if run.trace is not None:
         reads = (d.access(m),) + ((s.access(),) if s is not None else ())
-        run.emit("atomic_rmw", Engine.DMA, reads, (d.access(m),), d.dtype.name, d.shape[0],
+        run.emit("atomic_rmw", Engine.DMA, reads, (d.access(m),), _dt.name(d.dtype), d.shape[0],
                  _o.free_size(d.shape), {"op": alu.name})
 
 

@@ -92,12 +92,36 @@ def using(run: Run):
         _RUN = prev
 
 
+# id(code object) -> (code, None) for this package's code, else (code, {instruction offset:
+# (file, line)}). Keyed by id: a code object hashes its whole contents on every lookup. The entry
+# holds the code object, so the id cannot be reused while it is cached.
+_CODES: dict = {}
+
+
 def caller() -> tuple[str, int]:
-    """Source location of the innermost kernel frame (first frame outside this package)."""
+    """Source location of the innermost kernel frame (first frame outside this package).
+
+    Called once per traced instruction. `f_lineno` decodes the code's line table from its start
+    on every access (slow in long kernels), so sites are cached by (code, instruction offset)."""
     f = sys._getframe(2)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+    codes = _CODES
+    while f is not None:
+        code = f.f_code
+        entry = codes.get(id(code))
+        if entry is None:
+            if len(codes) > 4096:  # kernels loaded over a long session: do not pin them all
+                codes.clear()
+            entry = codes[id(code)] = (code, None if code.co_filename.startswith(_PKG_DIR)
+                                       else {})
+        sites = entry[1]
+        if sites is not None:
+            lasti = f.f_lasti
+            site = sites.get(lasti)
+            if site is None:
+                site = sites[lasti] = (code.co_filename, f.f_lineno)
+            return site
         f = f.f_back
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
+    return "", 0
 
 
 def in_package(filename: str) -> bool:

@@ -307,7 +307,7 @@ class View(_TileOps):
 
     def check_scope(self, run: Run) -> None:
         scope = self.tensor.scope
-        if scope and run.scope[:len(scope)] != scope:
+        if scope and scope is not run.scope and run.scope[:len(scope)] != scope:
             raise SimCompileError(
                 f"Local variable `{self.tensor.label}` is referenced outside of its parent "
                 "scope (a tensor created inside a loop body is used after the loop); allocate it "
@@ -504,7 +504,7 @@ def emit_result(run: Run, op: str, engine: Engine, reads: list, value, shape, dt
     """
     out = fresh(run, shape, dtype, space, value, mask=mask, producer=producer, source=source)
     if run.trace is not None:
-        acc = tuple(v.access(m) for v, m in reads)
+        acc = tuple([v.access(m) for v, m in reads])
         w = (full_access(out) if mask is None else as_view(out).access(mask),) + extra_writes
         out.event = run.emit(op, engine, acc, w, dt.name(event_dtype or dtype),
                              shape[0] if shape else 1,
