@@ -117,6 +117,24 @@ class _Scheduler:
         self.psum = PsumBanks(spec)
         self.last_access: dict[int, int] = {}
         self.last_write: dict[int, int] = {}
+        self.cost_cache: dict[tuple, InstrCost] = {}
+
+    def cost(self, ev: TraceEvent) -> InstrCost:
+        """`instruction_cost`, memoised on everything the cost rules read (not tensor ids, regions,
+        names, lines or loops), so repeated tiles of a loop are priced once."""
+        try:
+            key = (ev.op, ev.engine, ev.dtype, ev.partitions, ev.free_size,
+                   tuple([(k, v.__class__, v) for k, v in ev.attrs.items()]),
+                   tuple([(a.buffer, a.dtype, a.nbytes, a.partitions, a.free_elems, a.contiguous_bytes,
+                           a.inner_stride_bytes) for a in ev.reads]),
+                   tuple([(a.buffer, a.dtype, a.nbytes, a.partitions, a.free_elems, a.contiguous_bytes,
+                           a.inner_stride_bytes) for a in ev.writes]))
+            c = self.cost_cache.get(key)
+        except TypeError:  # an unhashable attribute value: price it directly
+            return instruction_cost(ev, self.spec)
+        if c is None:
+            c = self.cost_cache[key] = instruction_cost(ev, self.spec)
+        return c
 
     # -- dependencies ------------------------------------------------------------------------
     def _state(self, tid: int) -> TensorState:
@@ -212,36 +230,44 @@ class _Scheduler:
     def run_compute(self, ev: TraceEvent, index: int, ready: float) -> tuple[str, float, float]:
         """Schedule a compute instruction; returns (track, end, issue end)."""
         placements = engine_choices(ev)
+        uses = self._port_use(ev)
         if len(placements) > 1:
             # The compiler places engine-agnostic work (observed, trainium.md §5.4.6): take the engine
             # that finishes the instruction first.
             options = []
             for p in placements:
-                c = instruction_cost(p, self.spec)
-                start = self._slot(p, ready, c.busy_s)
-                options.append((start + c.busy_s, len(options), p, c, start))
-            _, _, ev, cost, start = min(options)
+                c = self.cost(p)
+                ports = self._ports_for(p.engine._value_, uses)
+                start = self._slot(p, ready, c.busy_s, ports)
+                options.append((start + c.busy_s, len(options), p, c, start, ports))
+            _, _, ev, cost, start, ports = min(options)
         else:
-            cost = instruction_cost(ev, self.spec)
-            start = self._slot(ev, ready, cost.busy_s)
+            cost = self.cost(ev)
+            ports = self._ports_for(ev.engine._value_, uses)
+            start = self._slot(ev, ready, cost.busy_s, ports)
         track = cost.track
-        for p in self._ports(ev, track):
-            p.reserve(start, cost.busy_s)
-        issue_end = start + cost.busy_s
+        busy = cost.busy_s
+        for p in ports:
+            p.reserve(start, busy)
+        issue_end = start + busy
         self.engine_free[track] = issue_end
         end = issue_end + cost.latency_s
-        self.busy[track] += cost.busy_s
+        self.busy[track] += busy
         self.count[track] += 1
-        self.slices.append(Slice(track, ev.op, start, end, cost.busy_s, index, ev.line, 0, "compute"))
+        self.slices.append(Slice(track, ev.op, start, end, busy, index, ev.line, 0, "compute"))
         return track, end, issue_end
 
-    def _slot(self, ev: TraceEvent, ready: float, busy: float) -> float:
+    def _slot(self, ev: TraceEvent, ready: float, busy: float,
+              ports: list[Timeline] | None = None) -> float:
         """Earliest start at or after `ready` once the engine has issued everything before it (each
         engine's sequencer runs its instruction stream in order, S1) and, on trn1, the shared
         SBUF/PSUM port (S1) is idle for `busy`."""
         track = ev.engine._value_
         start = max(ready, self.engine_free[track])
-        ports = self._ports(ev, track)
+        if ports is None:
+            ports = self._ports(ev, track)
+        if not ports:
+            return start
         for _ in range(16):
             t = start
             for r in ports:
@@ -251,20 +277,32 @@ class _Scheduler:
             start = t
         return start
 
-    def _ports(self, ev: TraceEvent, track: str) -> list[Timeline]:
+    def _port_use(self, ev: TraceEvent) -> tuple[bool, bool]:
+        """Whether the instruction touches SBUF / PSUM."""
+        sbuf = psum = False
+        # Enum hashing is slow in CPython; identity checks keep this on the fast path.
+        for accesses in (ev.reads, ev.writes):
+            for a in accesses:
+                b = a.buffer
+                if b is Buffer.SBUF:
+                    sbuf = True
+                elif b is Buffer.PSUM:
+                    psum = True
+        return sbuf, psum
+
+    def _ports_for(self, track: str, uses: tuple[bool, bool]) -> list[Timeline]:
         spec = self.spec
         ports = []
         if track == "tensor":
             return ports
-        accesses = ev.reads + ev.writes
-        # Enum hashing is slow in CPython; identity checks keep this on the fast path.
-        if spec.sbuf_vector_gpsimd_exclusive and track != "scalar" and any(
-                a.buffer is Buffer.SBUF for a in accesses):
+        if uses[0] and spec.sbuf_vector_gpsimd_exclusive and track != "scalar":
             ports.append(self.ports["sbuf_vector_gpsimd"])
-        if spec.psum_vector_scalar_exclusive and track != "gpsimd" and any(
-                a.buffer is Buffer.PSUM for a in accesses):
+        if uses[1] and spec.psum_vector_scalar_exclusive and track != "gpsimd":
             ports.append(self.ports["psum_vector_scalar"])
         return ports
+
+    def _ports(self, ev: TraceEvent, track: str) -> list[Timeline]:
+        return self._ports_for(track, self._port_use(ev))
 
     def run_dma(self, cost: DmaCost, ready: float, *, name: str, index: int, line: int) -> float:
         spec = self.spec

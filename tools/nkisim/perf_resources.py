@@ -174,6 +174,9 @@ class RegionMap:
         keys = self._keys(region)
         if keys is None:
             return [r for r in self.values if _intersects(region, r)]
+        if len(keys) == 1 and not self.whole:  # a tile-sized query: one grid cell
+            c = self.cells.get(keys[0])
+            return [r for r in c if _intersects(region, r)] if c else []
         found = set(self.whole)
         cells = self.cells
         for k in keys:
