@@ -309,16 +309,21 @@ FLEXIBLE_OPS = frozenset({"tensor_scalar", "tensor_copy", "reciprocal"})
 _ACT_ALU_OPS = frozenset({None, "add", "subtract", "multiply"})
 
 
+def engine_options(ev: TraceEvent) -> tuple[Engine, ...]:
+    """The engines an instruction may run on, its recorded one first (see `engine_choices`)."""
+    if (ev.op not in FLEXIBLE_OPS or ev.engine not in (Engine.VECTOR, Engine.SCALAR)
+            or ev.attrs.get("engine_explicit")):
+        return (ev.engine,)
+    if ev.op == "tensor_scalar" and not {ev.attrs.get("op0"), ev.attrs.get("op1")} <= _ACT_ALU_OPS:
+        return (ev.engine,)  # bitvec / compare ops run on DVE only (S9 tensor_scalar)
+    return (ev.engine, Engine.SCALAR if ev.engine is Engine.VECTOR else Engine.VECTOR)
+
+
 def engine_choices(ev: TraceEvent) -> list[TraceEvent]:
     """Where an instruction may run: as recorded, or also on the other of DVE/ACT when the kernel did
     not pin an engine (`attrs["engine_explicit"]`) and both engines implement it."""
-    if (ev.op not in FLEXIBLE_OPS or ev.engine not in (Engine.VECTOR, Engine.SCALAR)
-            or ev.attrs.get("engine_explicit")):
-        return [ev]
-    if ev.op == "tensor_scalar" and not {ev.attrs.get("op0"), ev.attrs.get("op1")} <= _ACT_ALU_OPS:
-        return [ev]  # bitvec / compare ops run on DVE only (S9 tensor_scalar)
-    other = Engine.SCALAR if ev.engine is Engine.VECTOR else Engine.VECTOR
-    return [ev, replace(ev, engine=other)]
+    engines = engine_options(ev)
+    return [ev] + [replace(ev, engine=e) for e in engines[1:]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,5 +371,6 @@ def instruction_cost(ev: TraceEvent, spec: HardwareSpec) -> InstrCost:
 
 __all__ = [
     "COMPUTE_TRACKS", "COST_RULES", "ENGINE_DEFAULTS", "FLEXIBLE_OPS", "InstrCost", "engine_choices",
+    "engine_options",
     "instruction_cost", "itemsize", "itemsize_or", "matmul_shape", "norm_dtype",
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from accelopt_graph.tools.nkisim.hardware import HardwareSpec, get_spec
@@ -27,6 +27,7 @@ from accelopt_graph.tools.nkisim.perf_costs import (
     FLEXIBLE_OPS,
     InstrCost,
     engine_choices,
+    engine_options,
     instruction_cost,
     itemsize,
     matmul_shape,
@@ -119,11 +120,13 @@ class _Scheduler:
         self.last_write: dict[int, int] = {}
         self.cost_cache: dict[tuple, InstrCost] = {}
 
-    def cost(self, ev: TraceEvent) -> InstrCost:
-        """`instruction_cost`, memoised on everything the cost rules read (not tensor ids, regions,
-        names, lines or loops), so repeated tiles of a loop are priced once."""
+    def cost(self, ev: TraceEvent, engine: Engine | None = None) -> InstrCost:
+        """`instruction_cost` of `ev` (on `engine` if given), memoised on everything the cost rules
+        read (not tensor ids, regions, names, lines or loops), so repeated tiles are priced once."""
+        if engine is None:
+            engine = ev.engine
         try:
-            key = (ev.op, ev.engine, ev.dtype, ev.partitions, ev.free_size,
+            key = (ev.op, engine, ev.dtype, ev.partitions, ev.free_size,
                    tuple([(k, v.__class__, v) for k, v in ev.attrs.items()]),
                    tuple([(a.buffer, a.dtype, a.nbytes, a.partitions, a.free_elems, a.contiguous_bytes,
                            a.inner_stride_bytes) for a in ev.reads]),
@@ -131,12 +134,12 @@ class _Scheduler:
                            a.inner_stride_bytes) for a in ev.writes]))
             c = self.cost_cache.get(key)
         except TypeError:  # an unhashable attribute value: price it directly
-            return instruction_cost(ev, self.spec)
+            return instruction_cost(ev if engine is ev.engine else replace(ev, engine=engine), self.spec)
         if c is None:
-            c = self.cost_cache[key] = instruction_cost(ev, self.spec)
+            c = self.cost_cache[key] = instruction_cost(
+                ev if engine is ev.engine else replace(ev, engine=engine), self.spec)
         return c
 
-    # -- dependencies ------------------------------------------------------------------------
     def _state(self, tid: int) -> TensorState:
         st = self.tensors.get(tid)
         if st is None:
@@ -229,22 +232,23 @@ class _Scheduler:
     # -- resources ---------------------------------------------------------------------------
     def run_compute(self, ev: TraceEvent, index: int, ready: float) -> tuple[str, float, float]:
         """Schedule a compute instruction; returns (track, end, issue end)."""
-        placements = engine_choices(ev)
+        engines = engine_options(ev)
         uses = self._port_use(ev)
-        if len(placements) > 1:
+        if len(engines) > 1:
             # The compiler places engine-agnostic work (observed, trainium.md §5.4.6): take the engine
             # that finishes the instruction first.
             options = []
-            for p in placements:
-                c = self.cost(p)
-                ports = self._ports_for(p.engine._value_, uses)
-                start = self._slot(p, ready, c.busy_s, ports)
-                options.append((start + c.busy_s, len(options), p, c, start, ports))
-            _, _, ev, cost, start, ports = min(options)
+            for e in engines:
+                c = self.cost(ev, e)
+                ports = self._ports_for(e._value_, uses)
+                start = self._slot(e._value_, ready, c.busy_s, ports)
+                options.append((start + c.busy_s, len(options), c, start, ports))
+            _, _, cost, start, ports = min(options)
         else:
             cost = self.cost(ev)
-            ports = self._ports_for(ev.engine._value_, uses)
-            start = self._slot(ev, ready, cost.busy_s, ports)
+            track = ev.engine._value_
+            ports = self._ports_for(track, uses)
+            start = self._slot(track, ready, cost.busy_s, ports)
         track = cost.track
         busy = cost.busy_s
         for p in ports:
@@ -257,15 +261,11 @@ class _Scheduler:
         self.slices.append(Slice(track, ev.op, start, end, busy, index, ev.line, 0, "compute"))
         return track, end, issue_end
 
-    def _slot(self, ev: TraceEvent, ready: float, busy: float,
-              ports: list[Timeline] | None = None) -> float:
+    def _slot(self, track: str, ready: float, busy: float, ports: list[Timeline]) -> float:
         """Earliest start at or after `ready` once the engine has issued everything before it (each
         engine's sequencer runs its instruction stream in order, S1) and, on trn1, the shared
         SBUF/PSUM port (S1) is idle for `busy`."""
-        track = ev.engine._value_
         start = max(ready, self.engine_free[track])
-        if ports is None:
-            ports = self._ports(ev, track)
         if not ports:
             return start
         for _ in range(16):
@@ -300,9 +300,6 @@ class _Scheduler:
         if uses[1] and spec.psum_vector_scalar_exclusive and track != "gpsimd":
             ports.append(self.ports["psum_vector_scalar"])
         return ports
-
-    def _ports(self, ev: TraceEvent, track: str) -> list[Timeline]:
-        return self._ports_for(track, self._port_use(ev))
 
     def run_dma(self, cost: DmaCost, ready: float, *, name: str, index: int, line: int) -> float:
         spec = self.spec
