@@ -68,14 +68,17 @@ def compute_counters(trace: Sequence[TraceEvent], breakdown: LatencyBreakdown,
         if ev.engine is Engine.NONE:
             continue
         if ev.engine is Engine.DMA:
+            # Identity checks: hashing an Enum is slow in CPython.
             for a in ev.reads:
-                key = {Buffer.HBM: "hbm_read_bytes", Buffer.SBUF: "sbuf_read_bytes"}.get(a.buffer)
-                if key:
-                    c[key] += a.nbytes
+                if a.buffer is Buffer.HBM:
+                    c["hbm_read_bytes"] += a.nbytes
+                elif a.buffer is Buffer.SBUF:
+                    c["sbuf_read_bytes"] += a.nbytes
             for a in ev.writes:
-                key = {Buffer.HBM: "hbm_write_bytes", Buffer.SBUF: "sbuf_write_bytes"}.get(a.buffer)
-                if key:
-                    c[key] += a.nbytes
+                if a.buffer is Buffer.HBM:
+                    c["hbm_write_bytes"] += a.nbytes
+                elif a.buffer is Buffer.SBUF:
+                    c["sbuf_write_bytes"] += a.nbytes
             continue
         fp32_pe = ev.engine is Engine.TENSOR and str(ev.dtype).lower() in ("float32", "fp32")
         psum_in = False

@@ -64,7 +64,12 @@ def _sbuf_units(trace: Sequence[TraceEvent]) -> tuple[list[dict[tuple, int]], di
                 if unit is not None:  # same object, same region: its footprint is already counted
                     touched[unit] = touched.get(unit, 0) | flag
                     continue
-                unit = seen[id(a)] = liveness_unit(a)
+                region = a.region
+                if len(region) >= 2 and a.partitions > 1 and region[0][1] - region[0][0] == a.partitions:
+                    unit = (a.tensor_id,)  # liveness_unit's common case: partition dim first
+                else:
+                    unit = liveness_unit(a)
+                seen[id(a)] = unit
                 touched[unit] = touched.get(unit, 0) | flag
                 parts = a.partitions or 1
                 prev = size.get(unit)
