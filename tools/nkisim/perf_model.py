@@ -204,7 +204,7 @@ class _Scheduler:
             st = self._state(a.tensor_id)
             region = a.region
             if st.writes:
-                st.writes.remove_covered(region)
+                st.writes.remove_covered(region, keep_self=True)  # overwritten just below
             if st.reads:
                 st.reads.remove_covered(region)
             st.writes[region] = (end, issue_end, track)
@@ -374,39 +374,52 @@ def estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec | str = "tr
     sch = _Scheduler(spec)
     sch.plan(trace)
     makespan = 0.0
+    # Bound once: attribute and global lookups are most of the per-event overhead in CPython.
+    none_engine, dma_engine = Engine.NONE, Engine.DMA
+    saves, reloads = plan.saves, plan.reloads
+    seq_barrier, seq_done = sch.seq_barrier, sch.seq_done
+    psum_ready, psum_done = sch.psum.ready, sch.psum.done
+    read_ready, write_ready = sch.read_ready, sch.write_ready
+    run_spill, run_dma, run_compute, record = sch.run_spill, sch.run_dma, sch.run_compute, sch.record
     for i, ev in enumerate(trace):
-        if ev.engine is Engine.NONE:
+        engine = ev.engine
+        if engine is none_engine:
             continue
-        track = ev.engine._value_
-        ready = sch.seq_barrier(ev)
-        if ev.engine is not Engine.DMA:
-            ready = max(ready, sch.psum.ready(ev, i))
-        if i in plan.saves:  # space for this instruction's operands is free once the save is done
-            ready = max(ready, sch.run_spill(plan.saves[i], 0.0, save=True, index=i, line=ev.line))
-        if i in plan.reloads:
-            ready = max(ready, sch.run_spill(plan.reloads[i], 0.0, save=False, index=i, line=ev.line))
-        for a in ev.reads:
-            t = sch.read_ready(a, track)
+        track = engine._value_
+        ready = seq_barrier(ev)
+        if engine is not dma_engine:
+            ready = max(ready, psum_ready(ev, i))
+        if i in saves:  # space for this instruction's operands is free once the save is done
+            ready = max(ready, run_spill(saves[i], 0.0, save=True, index=i, line=ev.line))
+        if i in reloads:
+            ready = max(ready, run_spill(reloads[i], 0.0, save=False, index=i, line=ev.line))
+        reads, writes = ev.reads, ev.writes
+        for a in reads:
+            t = read_ready(a, track)
             if t > ready:
                 ready = t
-        for a in ev.writes:
-            t = sch.write_ready(a, track)
+        for a in writes:
+            t = write_ready(a, track)
             if t > ready:
                 ready = t
-        if ev.engine is Engine.DMA:
-            end = sch.run_dma(dma_cost(ev, spec), ready, name=ev.op, index=i, line=ev.line)
+        if engine is dma_engine:
+            end = run_dma(dma_cost(ev, spec), ready, name=ev.op, index=i, line=ev.line)
             issue_end = end
         else:
-            track, end, issue_end = sch.run_compute(ev, i, ready)
-        sch.record(i, ev.reads, ev.writes, end, issue_end, track)
-        sch.seq_done(ev, end)
-        sch.psum.done(ev, end)
+            track, end, issue_end = run_compute(ev, i, ready)
+        record(i, reads, writes, end, issue_end, track)
+        seq_done(ev, end)
+        psum_done(ev, end)
         if end > makespan:
             makespan = end
     for s in sch.slices:  # spill saves may finish after the last instruction
         makespan = max(makespan, s.end_s)
-    active = {t: _union_length([(s.start_s, s.end_s) for s in sch.slices if s.track == t])
-              for t in COMPUTE_TRACKS}
+    by_track: dict[str, list[tuple[float, float]]] = {t: [] for t in COMPUTE_TRACKS}
+    for s in sch.slices:  # one pass, slices kept in schedule order per track
+        spans = by_track.get(s.track)
+        if spans is not None:
+            spans.append((s.start_s, s.end_s))
+    active = {t: _union_length(by_track[t]) for t in COMPUTE_TRACKS}
     return LatencyBreakdown(hardware=spec.name, total_s=makespan, engine_busy_s=dict(sch.busy),
                             engine_active_s=active, engine_instructions=dict(sch.count), dma=sch.dma,
                             spill=plan, slices=sch.slices)

@@ -185,8 +185,12 @@ class RegionMap:
                 found.update(c)
         return [r for r in found if _intersects(region, r)]
 
-    def remove_covered(self, region: tuple) -> None:
+    def remove_covered(self, region: tuple, *, keep_self: bool = False) -> None:
+        """Drop the stored regions `region` covers; `keep_self` keeps `region` itself (the caller is
+        about to store it again: same final state, without un-indexing and re-indexing it)."""
         for r in self.overlapping(region):
+            if keep_self and r == region:
+                continue
             if _covers(region, r):
                 del self.values[r]
                 if self.cells is None:
