@@ -16,6 +16,7 @@ The makespan is `total_s`. Numbers are estimates (source = "simulator"), never m
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -36,6 +37,10 @@ from accelopt_graph.tools.nkisim.perf_dma import DmaCost, dma_cost, dma_transfer
 from accelopt_graph.tools.nkisim.perf_resources import PsumBanks, TensorState, Timeline
 from accelopt_graph.tools.nkisim.perf_spill import SpillPlan, SpillTransfer, spill_plan
 from accelopt_graph.tools.nkisim.trace import Access, Buffer, Engine, LoopKind, TraceEvent
+
+# The Access fields the cost rules read (everything but tensor id, region and name).
+_access_cost_key = operator.attrgetter("buffer", "dtype", "nbytes", "partitions", "free_elems",
+                                       "contiguous_bytes", "inner_stride_bytes")
 
 COST_MODEL_VERSION = "nkisim-perf-1"
 
@@ -128,10 +133,7 @@ class _Scheduler:
         try:
             key = (ev.op, engine, ev.dtype, ev.partitions, ev.free_size,
                    tuple([(k, v.__class__, v) for k, v in ev.attrs.items()]),
-                   tuple([(a.buffer, a.dtype, a.nbytes, a.partitions, a.free_elems, a.contiguous_bytes,
-                           a.inner_stride_bytes) for a in ev.reads]),
-                   tuple([(a.buffer, a.dtype, a.nbytes, a.partitions, a.free_elems, a.contiguous_bytes,
-                           a.inner_stride_bytes) for a in ev.writes]))
+                   tuple(map(_access_cost_key, ev.reads)), tuple(map(_access_cost_key, ev.writes)))
             c = self.cost_cache.get(key)
         except TypeError:  # an unhashable attribute value: price it directly
             return instruction_cost(ev if engine is ev.engine else replace(ev, engine=engine), self.spec)

@@ -176,14 +176,15 @@ class RegionMap:
             return [r for r in self.values if _intersects(region, r)]
         if len(keys) == 1 and not self.whole:  # a tile-sized query: one grid cell
             c = self.cells.get(keys[0])
-            return [r for r in c if _intersects(region, r)] if c else []
+            # `r == region` first: _intersects' own first test, without the call (mostly the same tile).
+            return [r for r in c if r == region or _intersects(region, r)] if c else []
         found = set(self.whole)
         cells = self.cells
         for k in keys:
             c = cells.get(k)
             if c:
                 found.update(c)
-        return [r for r in found if _intersects(region, r)]
+        return [r for r in found if r == region or _intersects(region, r)]
 
     def remove_covered(self, region: tuple, *, keep_self: bool = False) -> None:
         """Drop the stored regions `region` covers; `keep_self` keeps `region` itself (the caller is
