@@ -46,24 +46,8 @@ def write_rules(path: Path, rules: list[Rule]) -> Path:
 
 # A real rewrite of the silu baseline (nkibench/tasks/silu): the baseline spends four instructions
 # per tile (exp on ACT, add, reciprocal, multiply); the rewrite computes silu in one ACT instruction.
-SILU_FUSED = '''import neuronxcc.nki as nki
-import neuronxcc.nki.isa as nisa
-import neuronxcc.nki.language as nl
-
-
-@nki.jit
-def kernel(x):
-    # One ACT instruction per tile instead of exp / add / reciprocal / multiply.
-    P, R, N = x.shape
-    out = nl.ndarray((P, R, N), dtype=x.dtype, buffer=nl.shared_hbm)
-    TILE = 1024 if N % 1024 == 0 else 512
-    for j in nl.affine_range(R):
-        for c in nl.affine_range(N // TILE):
-            xt = nl.load(x[:, j, c * TILE:(c + 1) * TILE])
-            y = nisa.activation(op=nl.silu, data=xt)
-            nl.store(out[:, j, c * TILE:(c + 1) * TILE], value=y)
-    return out
-'''
+# The same file the graph tests use.
+SILU_FUSED = (Path(__file__).resolve().parents[1] / "graph" / "kernels" / "silu_fused.py").read_text()
 SILU_PARAMS = {"M": 256, "N": 1024}  # reduced sizes: 2 rows per partition
 
 
