@@ -17,18 +17,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from typing_extensions import NotRequired, TypedDict  # pydantic builds Studio's JSON schemas from these
+from typing_extensions import TypedDict  # pydantic builds Studio's JSON schemas from these
 
+from accelopt_graph.state import OptimizerInput
 from accelopt_graph.types import Candidate, LLMCall
 
 CONFIG_ENV = "ACCELOPT_CONFIG"
 RUNS_DIR_ENV = "ACCELOPT_SERVER_RUNS"
 OUTPUT_KEYS = ("best", "baseline", "iteration", "stop_reason", "ledger", "experiences_added")
-
-
-class ServerInput(TypedDict):
-    task_name: str
-    task_params: NotRequired[dict[str, Any] | None]
 
 
 class ServerState(TypedDict, total=False):
@@ -94,7 +90,7 @@ async def optimize(state: ServerState, config: RunnableConfig) -> dict[str, Any]
 
 def build_server_graph() -> Any:
     """Compile the server's graph (no checkpointer: the LangGraph server supplies persistence)."""
-    builder = StateGraph(ServerState, input_schema=ServerInput)
+    builder = StateGraph(ServerState, input_schema=OptimizerInput)
     builder.add_node(optimize)
     builder.add_edge(START, "optimize")
     builder.add_edge("optimize", END)
