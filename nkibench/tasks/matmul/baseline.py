@@ -1,6 +1,6 @@
-"""Matmul baseline: stripe of rhs per N chunk, lhs blocks PE-transposed per row tile and chunk."""
+"""Matmul baseline: square 128 x 128 output tiles; both operand tiles loaded inside the K loop; lhs tiles
+transposed per call by nl.matmul. The textbook first pass, with every reuse left for the optimizer."""
 import neuronxcc.nki as nki
-import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 
 
@@ -9,24 +9,15 @@ def kernel(lhs, rhs):
     # lhs: [M/128, 128, K/128, 128] (m = 128a + p, k = 128t + j); rhs: [K/128, 128, N] (k = 128t + p)
     MT, P, KT, _ = lhs.shape
     N = rhs.shape[2]
+    T = 128  # every tile is 128 x 128
+    assert N % T == 0, f"matmul baseline needs N % 128 == 0, got N={N}"
     out = nl.ndarray((MT, P, N), dtype=lhs.dtype, buffer=nl.shared_hbm)
-    NW = 1024 if N % 1024 == 0 else 512  # N chunk held in SBUF
-    NS = 512  # one PSUM bank of fp32
-    assert N % NW == 0, f"matmul baseline needs N % 512 == 0, got N={N}"
-    for n in nl.affine_range(N // NW):
-        rhs_stripe = nl.ndarray((KT, nl.par_dim(P), NW), dtype=rhs.dtype, buffer=nl.sbuf)
-        for t in nl.affine_range(KT):
-            rhs_stripe[t] = nl.load(rhs[t, :, n * NW:(n + 1) * NW])
-        for a in nl.affine_range(MT):
-            lhs_rows = nl.load(lhs[a])  # [128 rows, K/128, 128]
-            lhs_t = nl.ndarray((KT, nl.par_dim(P), P), dtype=lhs.dtype, buffer=nl.sbuf)
+    for a in nl.affine_range(MT):
+        for n in nl.affine_range(N // T):
+            acc = nl.zeros((P, T), dtype=nl.float32, buffer=nl.psum)
             for t in nl.affine_range(KT):
-                lhs_t_psum = nisa.nc_transpose(lhs_rows[:, t, :])
-                lhs_t[t] = nl.copy(lhs_t_psum, dtype=lhs.dtype)
-            for s in nl.affine_range(NW // NS):
-                acc = nl.zeros((P, NS), dtype=nl.float32, buffer=nl.psum)
-                for t in nl.affine_range(KT):
-                    acc += nisa.nc_matmul(lhs_t[t], rhs_stripe[t, :, s * NS:(s + 1) * NS])
-                res = nl.copy(acc, dtype=lhs.dtype)
-                nl.store(out[a, :, n * NW + s * NS:n * NW + (s + 1) * NS], value=res)
+                lhs_tile = nl.load(lhs[a, :, t, :])  # [128 m, 128 k]
+                rhs_tile = nl.load(rhs[t, :, n * T:(n + 1) * T])  # [128 k, 128 n]
+                acc += nl.matmul(lhs_tile, rhs_tile)  # m on partitions: a PE transpose is inserted
+            nl.store(out[a, :, n * T:(n + 1) * T], value=nl.copy(acc, dtype=lhs.dtype))
     return out

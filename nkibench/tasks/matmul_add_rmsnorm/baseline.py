@@ -1,6 +1,6 @@
-"""matmul_add_rmsnorm baseline: nl.matmul per (N chunk, K chunk) with w re-loaded, then RMSNorm."""
+"""matmul_add_rmsnorm baseline: y = x w in square 128 x 128 tiles (x and w tiles loaded inside the K loop,
+x tiles PE-transposed by nl.matmul), assembled per row tile in SBUF, then RMSNorm one instruction per step."""
 import neuronxcc.nki as nki
-import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 
 
@@ -8,20 +8,20 @@ import neuronxcc.nki.language as nl
 def kernel(x, w, eps, z, g):
     M, K = x.shape
     N = w.shape[1]
+    T = 128  # every matmul tile is 128 x 128
+    assert M % T == 0 and K % T == 0 and N % T == 0, "baseline needs M, K and N divisible by 128"
     out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
-    NS = 512  # one PSUM bank of fp32
-    assert M % 128 == 0 and K % 128 == 0 and N % NS == 0, "baseline needs M, K % 128 == 0 and N % 512 == 0"
-    g_all = nl.load(g.reshape((1, N))).broadcast_to((128, N))
-    for r in nl.affine_range(M // 128):
-        rows = nl.ds(r * 128, 128)
-        xt = nl.load(x[rows, :])
-        y = nl.ndarray((128, N), dtype=x.dtype, buffer=nl.sbuf)
-        for c in nl.affine_range(N // NS):
-            acc = nl.zeros((128, NS), dtype=nl.float32, buffer=nl.psum)
-            for k in nl.affine_range(K // 128):
-                wt = nl.load(w[k * 128:(k + 1) * 128, c * NS:(c + 1) * NS])
-                acc += nl.matmul(xt[:, k * 128:(k + 1) * 128], wt)
-            y[:, c * NS:(c + 1) * NS] = nl.copy(acc, dtype=x.dtype)
+    g_all = nl.load(g.reshape((1, N))).broadcast_to((T, N))
+    for r in nl.affine_range(M // T):
+        rows = nl.ds(r * T, T)
+        y = nl.ndarray((T, N), dtype=x.dtype, buffer=nl.sbuf)
+        for n in nl.affine_range(N // T):
+            acc = nl.zeros((T, T), dtype=nl.float32, buffer=nl.psum)
+            for k in nl.affine_range(K // T):
+                x_tile = nl.load(x[rows, k * T:(k + 1) * T])  # [128 m, 128 k]
+                w_tile = nl.load(w[k * T:(k + 1) * T, n * T:(n + 1) * T])  # [128 k, 128 n]
+                acc += nl.matmul(x_tile, w_tile)  # m on partitions: a PE transpose is inserted
+            y[:, n * T:(n + 1) * T] = nl.copy(acc, dtype=x.dtype)
         zt = nl.load(z[rows, :])
         yz = nl.add(y, zt)
         sq = nl.multiply(yz, yz)

@@ -1,28 +1,8 @@
-"""transpose_matmul baseline: lhs_t slices are stationary as they are; rhs re-streamed per M chunk."""
+"""transpose_matmul baseline: square 128 x 128 output tiles (the last column tile masked); both operand
+tiles loaded inside the K loop. lhs_t slices are stationary as they are, so no transposes."""
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
-
-
-NS = 512  # one PSUM bank of fp32
-
-
-def _stripe(lt, rhs, out, m0, n0, width, KT, MW):
-    """Multiply a loaded lhs_t chunk with the `width`-wide rhs stripe at column n0 (width static)."""
-    rt = nl.load(rhs[:, :, n0:n0 + width])  # [128, K/128, width]
-    for a in nl.affine_range(MW // 128):
-        for s in nl.affine_range(width // NS):
-            _tile(lt, rt, out, m0, a, n0, s * NS, NS, KT)
-        if width % NS:
-            _tile(lt, rt, out, m0, a, n0, (width // NS) * NS, width % NS, KT)
-
-
-def _tile(lt, rt, out, m0, a, n0, off, sw, KT):
-    """One 128 x sw output tile: K/128 accumulating matmuls, a PSUM copy, a store."""
-    acc = nl.zeros((128, sw), dtype=nl.float32, buffer=nl.psum)
-    for j in nl.affine_range(KT):
-        acc += nisa.nc_matmul(lt[:, j, a * 128:(a + 1) * 128], rt[:, j, off:off + sw])
-    nl.store(out[m0 // 128 + a, :, n0 + off:n0 + off + sw], value=nl.copy(acc, dtype=out.dtype))
 
 
 @nki.jit
@@ -30,14 +10,19 @@ def kernel(lhs_t, rhs):
     # lhs_t: [128, K/128, M], rhs: [128, K/128, N], both with k = (K/128) p + j
     P, KT, M = lhs_t.shape
     N = rhs.shape[2]
-    MW = 1024 if M % 1024 == 0 else 128
-    NW = 1024
-    assert M % 128 == 0, "baseline needs M % 128 == 0"
+    T = 128  # every tile is 128 x 128
+    assert M % T == 0, f"transpose_matmul baseline needs M % 128 == 0, got M={M}"
     out = nl.ndarray((M // P, P, N), dtype=lhs_t.dtype, buffer=nl.shared_hbm)
-    for mc in nl.affine_range(M // MW):
-        lt = nl.load(lhs_t[:, :, mc * MW:(mc + 1) * MW])
-        for nc in nl.affine_range(N // NW):
-            _stripe(lt, rhs, out, mc * MW, nc * NW, NW, KT, MW)
-        if N % NW:
-            _stripe(lt, rhs, out, mc * MW, (N // NW) * NW, N % NW, KT, MW)
+    i_p = nl.arange(P)[:, None]
+    i_f = nl.arange(T)[None, :]
+    for a in nl.affine_range(M // T):
+        for n in nl.affine_range((N + T - 1) // T):
+            cols = n * T + i_f
+            acc = nl.zeros((P, T), dtype=nl.float32, buffer=nl.psum)
+            for j in nl.affine_range(KT):
+                lhs_tile = nl.load(lhs_t[:, j, a * T:(a + 1) * T])  # [128 k, 128 m]
+                rhs_tile = nl.load(rhs[i_p, j, cols], mask=(cols < N))  # [128 k, 128 n]
+                acc += nisa.nc_matmul(lhs_tile, rhs_tile, mask=(cols < N))
+            res = nl.copy(acc, dtype=lhs_t.dtype, mask=(cols < N))
+            nl.store(out[a, i_p, cols], value=res, mask=(cols < N))
     return out
