@@ -127,3 +127,29 @@ def test_trace_consistency_on_hand_made_traces():
     assert "stores 0 bytes" in trace_inconsistency([load, exp], out)
     psum = TraceEvent("tensor_copy", Engine.VECTOR, (_acc(9, Buffer.PSUM),), (_acc(3, Buffer.SBUF),), "float32", 128, 1)
     assert trace_inconsistency([psum, store], out) is None  # zero-initialised PSUM leaves no event
+
+
+def test_generated_trace_codec_agrees_with_the_reference_codec_on_a_real_trace():
+    from dataclasses import fields
+
+    from accelopt_graph.nkibench import load_task
+    from accelopt_graph.tools import trace_wire
+    from accelopt_graph.tools.nkisim import load_module
+    from accelopt_graph.tools.nkisim.interpreter import run_kernel
+
+    task = load_task("rmsnorm_matmul", reduced=True)
+    _, trace = run_kernel(load_module(task.baseline_path).kernel, list(task.kernel_inputs(0)))
+    events = list(trace)
+    reference_rows = [[trace_wire._plain(getattr(e, f.name)) for f in fields(TraceEvent)] for e in events]
+    rows = encode_trace(events)
+    assert json.dumps(rows) == json.dumps(reference_rows)
+    wire = json.loads(json.dumps(rows))
+    assert decode_trace(wire, max_events=10**6) == [trace_wire._build(TraceEvent, r) for r in wire]
+
+
+@pytest.mark.parametrize("bad", [True, 1.0])
+def test_loop_frames_that_hash_like_valid_ones_are_still_refused(bad):
+    rows = json.loads(json.dumps(encode_trace([_event(), _event()])))
+    rows[1][7][0][2] = bad  # iteration 1 -> True / 1.0, equal to the cached frame's 1 as a dict key
+    with pytest.raises(TraceFormatError):
+        decode_trace(rows, max_events=5)
