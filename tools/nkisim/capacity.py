@@ -47,8 +47,8 @@ class LiveMemory:
         if space == "psum":
             bank = self.capacity.psum_bank_bytes
             bytes_per_partition = -(-bytes_per_partition // bank) * bank
-        limit = self.limit(space)
-        if logical_bytes > limit:
+        if logical_bytes and logical_bytes > self.limit(space):  # 0 for instruction results
+            limit = self.limit(space)
             self.warnings.append(
                 f"{site[0]}:{site[1]}: tensor `{label}` declares {logical_bytes} bytes per partition "
                 f"of {space.upper()} (limit {limit}); the compiler would rotate or spill its blocks")

@@ -116,7 +116,9 @@ def _matmul(x, y, *, transposed: bool, api: str, mask=None, strict=False, attrs=
         a = _o.value(vx).astype(np.float32, copy=False)
         a = a.reshape(k, m) if transposed else a.reshape(m, k).T
         b = _o.value(vy).astype(np.float32, copy=False).reshape(k, n)
-        val = (a.T @ b).reshape(shape)
+        val = a.T @ b
+        if val.shape != shape:  # a reshape view would make `fresh` copy the result again
+            val = val.reshape(shape)
     if not transposed and run.trace is not None:  # nl.matmul inserts a PE transpose of x
         run.emit("nc_transpose", Engine.TENSOR, (vx.access(),), (), _dt.name(vx.dtype), m, k,
                  {"api": api, "implicit": True, "is_transpose": True})

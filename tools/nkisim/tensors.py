@@ -135,6 +135,9 @@ class _TileOps:
         return len(self.shape)
 
 
+_RESULT_LABELS: dict = {}  # producer -> label of its unnamed result tiles
+
+
 class Tensor(_TileOps):
     """A tensor in one memory space. `data` is None in trace-only mode."""
 
@@ -177,7 +180,13 @@ class Tensor(_TileOps):
     @property
     def label(self) -> str:
         """Name for messages: the kernel's name, else what produced the tile."""
-        return self.name or (f"<result of {self.producer}>" if self.producer else "<tile>")
+        if self.name:
+            return self.name
+        label = _RESULT_LABELS.get(self.producer)  # read per instruction: no f-string each time
+        if label is None:
+            p = self.producer
+            label = _RESULT_LABELS[p] = f"<result of {p}>" if p else "<tile>"
+        return label
 
     def __getitem__(self, key) -> "View":
         return View(self, key)
@@ -465,8 +474,10 @@ def fresh(run: Run, shape, dtype, space: MemorySpace, value, *, mask=None, produ
     the source's bytes, copied only when someone is about to write them (`View.write`) -- so
     `t[...] = nl.load(...)` copies once, not twice, and loads of read-only inputs never copy.
     """
-    shape = tuple(shape)
-    check_partitions(shape[0] if shape else 1, producer or "instruction result")
+    if shape.__class__ is not tuple:
+        shape = tuple(shape)
+    if shape and shape[0] > MAX_PARTITIONS:
+        check_partitions(shape[0], producer or "instruction result")
     data = None
     lazy = None
     if run.compute and value is not None:
@@ -585,7 +596,7 @@ def _retarget(run: Run, dst: View, v: Tensor, *, accumulate: bool) -> None:
     if run.compute and v.data is not None:
         vals = fit(v.data, dst.sel.shape, t.name)
         if accumulate:
-            vals = dst.read().astype(np.float32) + vals
+            vals = dst.read().astype(np.float32, copy=False) + vals  # `+` makes a new array
         dst.write(vals, mask)
     t.written = True
     if run.trace is not None and v.event is not None:
