@@ -579,6 +579,22 @@ def assign(dst: View, value, *, op: str | None = None) -> None:
     t.written = True
 
 
+def _accumulate_in_place(run: Run, dst: View, vals: np.ndarray) -> bool:
+    """`dst += vals` for fp32 tiles (PSUM accumulation): the same fp32 sums as
+    `dst.write(dst.read() + vals)`, without the temporary and the copy back. False (nothing
+    done) unless the destination is a plain fp32 array, in bounds, whose bytes no tile views."""
+    t = dst.tensor
+    data, basic = t.data, dst.sel.basic
+    if (data.__class__ is not np.ndarray or data.dtype != np.float32 or basic is None
+            or vals.dtype != np.float32 or t.lazy_src is not None or t.root in run.lazy):
+        return False
+    target = data[basic]  # basic indexing: a view of the destination's bytes
+    np.add(target, vals.reshape(target.shape), out=target)
+    t.fresh = False  # as `dst.read()` leaves it
+    t.written = True  # as `dst.write()` leaves it
+    return True
+
+
 def _retarget(run: Run, dst: View, v: Tensor, *, accumulate: bool) -> None:
     """Make the instruction that produced fresh tile `v` write `dst` directly."""
     t = dst.tensor
@@ -595,9 +611,10 @@ def _retarget(run: Run, dst: View, v: Tensor, *, accumulate: bool) -> None:
     mask = v.valid
     if run.compute and v.data is not None:
         vals = fit(v.data, dst.sel.shape, t.name)
-        if accumulate:
-            vals = dst.read().astype(np.float32, copy=False) + vals  # `+` makes a new array
-        dst.write(vals, mask)
+        if not (accumulate and mask is None and _accumulate_in_place(run, dst, vals)):
+            if accumulate:
+                vals = dst.read().astype(np.float32, copy=False) + vals  # `+` makes a new array
+            dst.write(vals, mask)
     t.written = True
     if run.trace is not None and v.event is not None:
         # The event was appended by this run a moment ago and nobody has seen it yet: rewrite it
