@@ -330,12 +330,21 @@ def full_access(t: Tensor) -> Access:
     """Access of a whole tensor without a mask (the common case for fresh results)."""
     if t._facc is not None:
         return t._facc
-    reg, n, _ = ix.full_stats(t.shape)
-    isz = t.dtype.itemsize
-    parts = t.shape[0] if t.shape else 1
-    t._facc = Access(t.tid, t.space.trace, dt.name(t.dtype), n * isz, parts,
-                     n // parts if parts else 0, reg, n * isz, t.name, 0 if t.space.is_hbm else isz)
+    # Every field but the id and the name depends on (shape, dtype, space) only: cached.
+    ckey = (t.shape, t.dtype, t.space)
+    f = _FULL_ACCESS_FIELDS.get(ckey)
+    if f is None:
+        reg, n, _ = ix.full_stats(t.shape)
+        isz = t.dtype.itemsize
+        parts = t.shape[0] if t.shape else 1
+        f = _FULL_ACCESS_FIELDS[ckey] = (t.space.trace, dt.name(t.dtype), n * isz, parts,
+                                         n // parts if parts else 0, reg, n * isz,
+                                         0 if t.space.is_hbm else isz)
+    t._facc = Access(t.tid, f[0], f[1], f[2], f[3], f[4], f[5], f[6], t.name, f[7])
     return t._facc
+
+
+_FULL_ACCESS_FIELDS: dict = {}  # (shape, dtype, space) -> full_access fields, see above
 
 
 def _index_tile_values(k):
@@ -501,7 +510,7 @@ def fresh(run: Run, shape, dtype, space: MemorySpace, value, *, mask=None, produ
         t.lazy_src = lazy
         if source.role != "param":  # immutable inputs are never written: nothing to watch
             run.lazy.setdefault(lazy, []).append(t)
-    run.memory.allocate(t.tid, space.name, tile_bytes_per_partition(shape, 0, dtype),
+    run.memory.allocate(t.tid, space.name, math.prod(shape[1:]) * dtype.itemsize,  # per partition
                         t.label, ("", 0))
     return t
 
