@@ -7,6 +7,7 @@ latency below the task's physical peak. Backends differ only in the engine and i
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,6 +65,19 @@ def plan_cases(task: KernelTask, seeds: Sequence[int]) -> Plan:
     return Plan(pairs=pairs, timed=timed)
 
 
+def output_limit_mb(task: KernelTask, n_cases: int, settings: EvalSettings) -> int:
+    """The sandbox's cap on what the kernel's process writes: the configured one, raised to fit the
+    task's own outputs on every case (8 bytes per element, room for a float64 result, plus 64 MiB
+    for the trace and logs). A fixed cap refused tasks with large outputs: bmm's 1 GiB output,
+    times five seeds, never fitted the default 1 GiB."""
+    shapes = getattr(task, "kernel_output_shapes", None)
+    shapes = shapes() if callable(shapes) else shapes
+    if not shapes:
+        return settings.output_limit_mb
+    per_case = sum(8 * math.prod(shape) for shape in shapes.values())
+    return max(settings.output_limit_mb, math.ceil(n_cases * per_case / 2**20) + 64)
+
+
 def _label(seed: int, case: str | None) -> str:
     return f"seed {seed}" + (f" (adversarial case {case!r})" if case else "")
 
@@ -117,7 +131,7 @@ def evaluate_candidate(task: KernelTask, code: str, settings: EvalSettings, *, e
     inputs = [task.kernel_inputs(s, c) for s, c in plan.pairs]
     limits = SandboxLimits(timeout_s=settings.timeout_s, confinement=confinement,
                            memory_limit_mb=settings.memory_limit_mb,
-                           output_limit_mb=settings.output_limit_mb)
+                           output_limit_mb=output_limit_mb(task, len(plan.pairs), settings))
     run = executor.run(SandboxJob(
         code=code, cases=inputs, engine=engine, trace_cases=frozenset({plan.timed}), limits=limits,
         env={"ACCELOPT_HARDWARE": settings.hardware, **(env or {})}, observe=observe,

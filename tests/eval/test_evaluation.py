@@ -150,3 +150,26 @@ def test_peak_guard_allows_the_documented_physical_margin():
     assert below_peak(0.95, 1.0) is None  # beats the metric's peak, within the ScalarE clock margin
     assert below_peak(0.85, 1.0) is not None
     assert below_peak(0.1, None) is None
+
+
+class _AddWithShapes(AddTask):
+    def kernel_output_shapes(self):
+        return {"out": (128, self.free)}
+
+
+def test_output_cap_grows_to_fit_the_tasks_own_outputs_on_every_case():
+    small_cap = SETTINGS.model_copy(update={"output_limit_mb": 1})
+    big = 4096  # 2 MiB per output: over a 1 MiB cap, as bmm's 1 GiB output was over the default 1 GiB
+    refused = evaluate(ADD, AddTask(free=big), settings=small_cap)
+    assert refused.status is not EvalStatus.OK and "output limit" in refused.error
+    accepted = evaluate(ADD, _AddWithShapes(free=big), settings=small_cap)
+    assert accepted.status is EvalStatus.OK, accepted.error
+
+
+def test_output_limit_is_the_configured_one_unless_the_outputs_need_more():
+    from accelopt_graph.tools.evaluation import output_limit_mb
+
+    assert output_limit_mb(AddTask(), 3, SETTINGS) == SETTINGS.output_limit_mb
+    assert output_limit_mb(_AddWithShapes(free=64), 3, SETTINGS) == SETTINGS.output_limit_mb
+    # 3 cases x 128 x 2^20 elements x 8 bytes = 3 GiB, plus 64 MiB
+    assert output_limit_mb(_AddWithShapes(free=2**20), 3, SETTINGS) == 3 * 1024 + 64
