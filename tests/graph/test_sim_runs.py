@@ -85,7 +85,7 @@ class Script:
 SILU = Script(
     task="silu", params={"M": 256, "N": 2048},
     improvements=(
-        ("nl.silu", Step("Fuse SiLU into one activation", "replace exp/add/reciprocal/multiply by one "
+        ("nl.silu", Step("Fuse SiLU into one activation", "replace negate/exp/add/divide by one "
                          "nisa.activation(op=nl.silu)", "silu_fused")),
         ("TILE = 256", Step("Use 256-wide tiles", "more, smaller tiles so loads, activations and stores "
                             "overlap", "silu_small_tiles")),

@@ -45,17 +45,17 @@ def write_rules(path: Path, rules: list[Rule]) -> Path:
 
 
 # A real rewrite of the silu baseline (nkibench/tasks/silu): the baseline spends four instructions
-# per tile (exp on ACT, add, reciprocal, multiply); the rewrite computes silu in one ACT instruction.
+# per 128x128 tile (negate, exp, add, divide); the rewrite computes silu in one ACT instruction.
 # The same file the graph tests use.
 SILU_FUSED = (Path(__file__).resolve().parents[1] / "graph" / "kernels" / "silu_fused.py").read_text()
 SILU_PARAMS = {"M": 256, "N": 1024}  # reduced sizes: 2 rows per partition
 
 
 def silu_rules() -> list[Rule]:
-    """Planner: fuse; executor: the fused kernel for the baseline, nothing usable otherwise."""
+    """Planner: fuse; executor: the fused kernel for the baseline (recognised by its divide), nothing usable otherwise."""
     plan = {"title": "Fuse silu into one activation", "bottleneck": "vector and scalar engines",
-            "change": "replace exp/add/reciprocal/multiply by nisa.activation(op=nl.silu)",
+            "change": "replace negate/exp/add/divide by nisa.activation(op=nl.silu)",
             "expected_effect": "one instruction per tile instead of four"}
     return [Rule(match="Propose exactly one", reply=f"```json\n{json.dumps(plan)}\n```"),
             Rule(match="Kernel before the step", reply=SUMMARY),
-            Rule(match=["Plan to implement", "nl.reciprocal(d)"], reply=f"```python\n{SILU_FUSED}```\n")]
+            Rule(match=["Plan to implement", "nl.divide(xt, d)"], reply=f"```python\n{SILU_FUSED}```\n")]
