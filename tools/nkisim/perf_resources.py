@@ -44,6 +44,16 @@ class Timeline:
             return ready, ready
         starts, ends = self.starts, self.ends
         n = len(starts)
+        if (not n or ends[-1] <= ready) and dur > 1e-18:
+            # Fast path, same result as below: `ready` is past every booked interval, so the one piece
+            # is [ready, ready + dur), appended or, if it touches the last interval, extending it.
+            end = ready + dur
+            if n and ready <= ends[-1] + 1e-15:
+                ends[-1] = end  # end >= ready >= ends[-1]
+            else:
+                starts.append(ready)
+                ends.append(end)
+            return ready, end
         i0 = i = bisect_right(ends, ready)
         t, remaining, pieces = ready, dur, []
         while remaining > 1e-18:
