@@ -43,6 +43,9 @@ from accelopt_graph.tools.nkisim.trace import Access, Buffer, Engine, LoopKind, 
 _access_cost_key = operator.attrgetter("buffer", "dtype", "nbytes", "partitions", "free_elems",
                                        "contiguous_bytes", "inner_stride_bytes")
 
+# The Access fields `dma_cost` reads, less the region, of which it only reads the extents.
+_access_dma_key = operator.attrgetter("buffer", "nbytes", "partitions", "free_elems", "contiguous_bytes")
+
 COST_MODEL_VERSION = "nkisim-perf-1"
 
 
@@ -125,6 +128,7 @@ class _Scheduler:
         self.last_access: dict[int, int] = {}
         self.last_write: dict[int, int] = {}
         self.cost_cache: dict[tuple, InstrCost] = {}
+        self.dma_cache: dict[tuple, DmaCost] = {}
 
     def cost(self, ev: TraceEvent, engine: Engine | None = None) -> InstrCost:
         """`instruction_cost` of `ev` (on `engine` if given), memoised on everything the cost rules
@@ -141,6 +145,17 @@ class _Scheduler:
         if c is None:
             c = self.cost_cache[key] = instruction_cost(
                 ev if engine is ev.engine else replace(ev, engine=engine), self.spec)
+        return c
+
+    def dma_cost(self, ev: TraceEvent) -> DmaCost:
+        """`dma_cost` of `ev`, memoised on everything it reads (op, dtype, partitions, the transpose
+        attribute and each access's buffer, sizes, contiguity and region extents)."""
+        key = (ev.op, ev.dtype, ev.partitions, bool(ev.attrs.get("transpose")),
+               tuple([(_access_dma_key(a), tuple([hi - lo for lo, hi in a.region])) for a in ev.reads]),
+               tuple([(_access_dma_key(a), tuple([hi - lo for lo, hi in a.region])) for a in ev.writes]))
+        c = self.dma_cache.get(key)
+        if c is None:
+            c = self.dma_cache[key] = dma_cost(ev, self.spec)
         return c
 
     def _state(self, tid: int) -> TensorState:
@@ -397,6 +412,7 @@ def _estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec) -> Latenc
     psum_ready, psum_done = sch.psum.ready, sch.psum.done
     read_ready, write_ready = sch.read_ready, sch.write_ready
     run_spill, run_dma, run_compute, record = sch.run_spill, sch.run_dma, sch.run_compute, sch.record
+    dma_cost_of = sch.dma_cost
     for i, ev in enumerate(trace):
         engine = ev.engine
         if engine is none_engine:
@@ -419,7 +435,7 @@ def _estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec) -> Latenc
             if t > ready:
                 ready = t
         if engine is dma_engine:
-            end = run_dma(dma_cost(ev, spec), ready, name=ev.op, index=i, line=ev.line)
+            end = run_dma(dma_cost_of(ev), ready, name=ev.op, index=i, line=ev.line)
             issue_end = end
         else:
             track, end, issue_end = run_compute(ev, i, ready)

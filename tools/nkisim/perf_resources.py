@@ -54,6 +54,13 @@ class Timeline:
                 starts.append(ready)
                 ends.append(end)
             return ready, end
+        if (dur > 1e-18 and starts[-1] <= ready < ends[-1]
+                and (n == 1 or ends[-2] + 1e-15 < starts[-1])):
+            # Fast path, same result as below: `ready` falls inside the last interval (which the merge
+            # below would not join to the one before it), so the piece starts at its end and extends it.
+            last_end = ends[-1]
+            end = ends[-1] = last_end + dur
+            return last_end, end
         i0 = i = bisect_right(ends, ready)
         t, remaining, pieces = ready, dur, []
         while remaining > 1e-18:
