@@ -123,6 +123,7 @@ class _Scheduler:
         self.count = dict.fromkeys(COMPUTE_TRACKS, 0)
         self.dma = DmaStats(engines=spec.dma_engines)
         self.last_write_end: dict[int, float] = {}  # tensor -> end of its latest write (spills)
+        self.track_write_end = True  # only spill saves read last_write_end: off when there are none
         self.saved_end: dict[int, float] = {}
         self.psum = PsumBanks(spec)
         self.last_access: dict[int, int] = {}
@@ -214,9 +215,10 @@ class _Scheduler:
             st = self._state(a.tensor_id)
             if st.reads.get(a.region, -1.0) < end:
                 st.reads[a.region] = end
+        last_write_end = self.last_write_end if self.track_write_end else None
         for a in ev_writes:
-            if self.last_write_end.get(a.tensor_id, 0.0) < end:
-                self.last_write_end[a.tensor_id] = end
+            if last_write_end is not None and last_write_end.get(a.tensor_id, 0.0) < end:
+                last_write_end[a.tensor_id] = end
             if last_access.get(a.tensor_id, -1) <= index:
                 continue  # never touched again
             st = self._state(a.tensor_id)
@@ -403,6 +405,7 @@ def estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec | str = "tr
 def _estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec) -> LatencyBreakdown:
     plan = spill_plan(trace, spec)
     sch = _Scheduler(spec)
+    sch.track_write_end = bool(plan.saves)
     sch.plan(trace)
     makespan = 0.0
     # Bound once: attribute and global lookups are most of the per-event overhead in CPython.

@@ -153,12 +153,12 @@ def spill_plan(trace: Sequence[TraceEvent], spec: HardwareSpec) -> SpillPlan:
             spilled.discard(unit)
             resident[unit] = pp
             used += pp
+        if used > plan.peak_bytes_per_partition:
+            plan.peak_bytes_per_partition = used
+        # One pass: mark written units dirty, then free the units this event uses for the last time.
         for unit, flags in touched.items():
             if flags & 2:
                 dirty.add(unit)
-        if used > plan.peak_bytes_per_partition:
-            plan.peak_bytes_per_partition = used
-        for unit in touched:
             if cursor[unit] >= len(uses[unit]) and unit in resident:
                 used -= resident.pop(unit)
                 dirty.discard(unit)
