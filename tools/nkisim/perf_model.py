@@ -113,6 +113,7 @@ class _Scheduler:
         self.engine_free = dict.fromkeys(COMPUTE_TRACKS, 0.0)  # in-order issue: one pointer each
         self.ports = {"sbuf_vector_gpsimd": Timeline(), "psum_vector_scalar": Timeline()}
         self.queue_free = [0.0] * spec.dma_queues
+        self.queue_names = [f"dma_q{q}" for q in range(spec.dma_queues)]
         self.rings = [Timeline()]
         self.rings_uniform = True
         self.hbm = Timeline()
@@ -344,7 +345,7 @@ class _Scheduler:
         self.queue_free[q] = data_end
         # The fixed ~0.2 us per transfer (S7) is latency: descriptors of later transfers pipeline.
         end = data_end + spec.dma_fixed_latency_s
-        track = f"dma_q{q}"
+        track = self.queue_names[q]
         d = self.dma
         d.transfers += 1
         d.total_bytes += cost.nbytes
@@ -424,9 +425,9 @@ def _estimate_latency(trace: Sequence[TraceEvent], spec: HardwareSpec) -> Latenc
         ready = seq_barrier(ev)
         if engine is not dma_engine:
             ready = max(ready, psum_ready(ev, i))
-        if i in saves:  # space for this instruction's operands is free once the save is done
+        if saves and i in saves:  # space for this instruction's operands is free once the save is done
             ready = max(ready, run_spill(saves[i], 0.0, save=True, index=i, line=ev.line))
-        if i in reloads:
+        if reloads and i in reloads:
             ready = max(ready, run_spill(reloads[i], 0.0, save=False, index=i, line=ev.line))
         reads, writes = ev.reads, ev.writes
         for a in reads:

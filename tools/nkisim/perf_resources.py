@@ -273,9 +273,11 @@ class PsumBanks:
         return ready
 
     def done(self, ev: TraceEvent, end: float) -> None:
-        for a in ev.reads + ev.writes:
-            if a.buffer is Buffer.PSUM and end > self.end.get(a.tensor_id, 0.0):
-                self.end[a.tensor_id] = end
+        psum, ends = Buffer.PSUM, self.end
+        for accesses in (ev.reads, ev.writes):  # no concatenated tuple per event
+            for a in accesses:
+                if a.buffer is psum and end > ends.get(a.tensor_id, 0.0):
+                    ends[a.tensor_id] = end
 
 
 __all__ = ["PsumBanks", "RegionMap", "TensorState", "Timeline"]
