@@ -17,25 +17,19 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from typing_extensions import TypedDict  # pydantic builds Studio's JSON schemas from these
-
-from accelopt_graph.state import OptimizerInput
-from accelopt_graph.types import Candidate, LLMCall
+from accelopt_graph.state import OptimizerInput, RunResult
 
 CONFIG_ENV = "ACCELOPT_CONFIG"
 RUNS_DIR_ENV = "ACCELOPT_SERVER_RUNS"
-OUTPUT_KEYS = ("best", "baseline", "iteration", "stop_reason", "ledger", "experiences_added")
+OUTPUT_KEYS = tuple(RunResult.__annotations__)
 
 
-class ServerState(TypedDict, total=False):
+class ServerState(RunResult, total=False):
+    """The server graph's state: the run's input plus what the run reports (pydantic builds Studio's
+    JSON schemas from these typing_extensions TypedDicts)."""
+
     task_name: str
     task_params: dict[str, Any] | None
-    best: Candidate | None
-    baseline: Candidate | None
-    iteration: int
-    stop_reason: str | None
-    ledger: list[LLMCall]
-    experiences_added: list[str]
 
 
 _shared: dict[str, Any] = {}

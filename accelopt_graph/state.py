@@ -20,15 +20,20 @@ class OptimizerInput(TypedDict):
     task_params: NotRequired[dict[str, Any] | None]
 
 
-class OptimizerOutput(TypedDict, total=False):
-    beam: list[Candidate]
-    history: list[Candidate]
+class RunResult(TypedDict, total=False):
+    """What a finished run reports (also the Studio server's output)."""
+
     best: Candidate | None
     baseline: Candidate | None
     iteration: int
     stop_reason: str | None
     ledger: list[LLMCall]
     experiences_added: list[str]
+
+
+class OptimizerOutput(RunResult, total=False):
+    beam: list[Candidate]
+    history: list[Candidate]
 
 
 class OptimizerState(TypedDict, total=False):

@@ -163,7 +163,7 @@ def _generate(cls: type) -> None:
               f"        return {cls.__name__}({dec})\n"
               f"    except TraceFormatError:\n"
               f"        raise\n"
-              f"    except (TypeError, ValueError, KeyError) as exc:\n"
+              f"    except (TypeError, ValueError, KeyError):\n"
               f"        return _build({cls.__name__}, row)  # the reference decoder names the field\n")
     exec(compile(source, f"<trace_wire {cls.__name__}>", "exec"), globals())
 

@@ -47,8 +47,7 @@ class LiveMemory:
         if space == "psum":
             bank = self.capacity.psum_bank_bytes
             bytes_per_partition = -(-bytes_per_partition // bank) * bank
-        if logical_bytes and logical_bytes > self.limit(space):  # 0 for instruction results
-            limit = self.limit(space)
+        if logical_bytes and logical_bytes > (limit := self.limit(space)):  # 0 for instruction results
             self.warnings.append(
                 f"{site[0]}:{site[1]}: tensor `{label}` declares {logical_bytes} bytes per partition "
                 f"of {space.upper()} (limit {limit}); the compiler would rotate or spill its blocks")

@@ -599,8 +599,7 @@ def _accumulate_in_place(run: Run, dst: View, vals: np.ndarray) -> bool:
         return False
     target = data[basic]  # basic indexing: a view of the destination's bytes
     np.add(target, vals.reshape(target.shape), out=target)
-    t.fresh = False  # as `dst.read()` leaves it
-    t.written = True  # as `dst.write()` leaves it
+    t.fresh = False  # as `dst.read()` leaves it (the caller marks the tensor written)
     return True
 
 
